@@ -1,0 +1,68 @@
+import nx from '@nx/eslint-plugin';
+import jest from 'eslint-plugin-jest';
+import prettier from 'eslint-config-prettier';
+
+/**
+ * Project tags and what they may depend on:
+ * - type:engine  — the pure generation library: no I/O, no framework.
+ * - type:infra   — ports and adapters around a piece of infrastructure (messaging, store, cache).
+ * - type:testing — test-only support (the real-infrastructure harness, fleet builders).
+ * - type:app     — a deployable service or the CLI: a thin shell over the libraries.
+ */
+const MAY_DEPEND_ON = {
+  'type:engine': ['type:engine'],
+  'type:infra': ['type:infra', 'type:engine'],
+  'type:testing': ['type:testing', 'type:infra', 'type:engine'],
+  'type:app': ['type:engine', 'type:infra'],
+};
+
+function moduleBoundaries(alsoAllowed = []) {
+  return [
+    'error',
+    {
+      enforceBuildableLibDependency: true,
+      banTransitiveDependencies: true,
+      allow: [],
+      depConstraints: Object.entries(MAY_DEPEND_ON).map(([sourceTag, tags]) => ({
+        sourceTag,
+        onlyDependOnLibsWithTags: [...new Set([...tags, ...alsoAllowed])],
+      })),
+    },
+  ];
+}
+
+export default [
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  ...nx.configs['flat/javascript'],
+  {
+    ignores: ['**/dist', '**/node_modules', '**/coverage', '**/out', '**/tmp', '**/.nx'],
+  },
+  {
+    files: ['**/*.ts', '**/*.js'],
+    rules: { '@nx/enforce-module-boundaries': moduleBoundaries() },
+  },
+  {
+    // Tests may also use the test-only libraries.
+    files: ['**/*.spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
+  },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['**/*.spec.ts'],
+    ...jest.configs['flat/recommended'],
+    rules: {
+      ...jest.configs['flat/recommended'].rules,
+      // Integration tests never skip silently: a disabled or focused test is an error.
+      'jest/no-disabled-tests': 'error',
+      'jest/no-focused-tests': 'error',
+    },
+  },
+  prettier,
+];

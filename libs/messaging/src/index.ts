@@ -1,0 +1,6 @@
+export * from './lib/messaging';
+export {
+  createKafkaMessaging,
+  type KafkaMessagingOptions,
+  type MessagingLogEntry,
+} from './lib/kafka/kafka-messaging';

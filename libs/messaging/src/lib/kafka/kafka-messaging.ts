@@ -1,0 +1,209 @@
+import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
+import type { Admin, Consumer, KafkaConfig, LogEntry, Producer } from 'kafkajs';
+import type {
+  BatchHandler,
+  ConsumerOptions,
+  IncomingMessage,
+  MessageConsumer,
+  MessageHeaders,
+  MessageProducer,
+  Messaging,
+  MessagingAdmin,
+  OutgoingMessage,
+  PartitionAssignment,
+  ProducerOptions,
+  TopicSpec,
+} from '../messaging';
+
+export interface MessagingLogEntry {
+  readonly level: 'error' | 'warn' | 'info' | 'debug';
+  readonly namespace: string;
+  readonly message: string;
+  readonly extra: Readonly<Record<string, unknown>>;
+}
+
+export interface KafkaMessagingOptions {
+  readonly brokers: readonly string[];
+  readonly clientId?: string;
+  /** Upper bound for establishing one broker connection. */
+  readonly connectionTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  /** Retries of a failed request before the operation rejects; bounds how long a dead broker is waited for. */
+  readonly retries?: number;
+  /** Receives the client's warnings and errors; by default they go to stderr as JSON lines. */
+  readonly log?: (entry: MessagingLogEntry) => void;
+}
+
+const LEVELS: Readonly<Record<number, MessagingLogEntry['level']>> = {
+  [KafkaLogLevel.ERROR]: 'error',
+  [KafkaLogLevel.WARN]: 'warn',
+  [KafkaLogLevel.INFO]: 'info',
+  [KafkaLogLevel.DEBUG]: 'debug',
+};
+
+function writeToStderr(entry: MessagingLogEntry): void {
+  process.stderr.write(`${JSON.stringify({ source: 'kafka', ...entry })}\n`);
+}
+
+export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging {
+  const log = options.log ?? writeToStderr;
+  const config: KafkaConfig = {
+    clientId: options.clientId ?? 'policygen',
+    brokers: [...options.brokers],
+    connectionTimeout: options.connectionTimeoutMs ?? 3_000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    retry: { retries: options.retries ?? 5 },
+    logLevel: KafkaLogLevel.WARN,
+    logCreator:
+      () =>
+      ({ namespace, level, log: { message, ...extra } }: LogEntry) =>
+        log({ level: LEVELS[level] ?? 'info', namespace, message, extra }),
+  };
+  const kafka = new Kafka(config);
+
+  return {
+    async createAdmin() {
+      const admin = kafka.admin();
+      await admin.connect();
+      return new KafkaAdmin(admin);
+    },
+    async createProducer(producerOptions: ProducerOptions = {}) {
+      const idempotent = producerOptions.idempotent ?? false;
+      const producer = kafka.producer({
+        createPartitioner: Partitioners.DefaultPartitioner,
+        idempotent,
+        // An idempotent producer keeps order under retries only with one request in flight (kafkajs).
+        ...(idempotent ? { maxInFlightRequests: 1 } : {}),
+      });
+      await producer.connect();
+      return new KafkaProducer(producer);
+    },
+    async createConsumer(consumerOptions: ConsumerOptions) {
+      const consumer = kafka.consumer({ groupId: consumerOptions.groupId });
+      const wrapped = new KafkaConsumer(consumer);
+      await consumer.connect();
+      await consumer.subscribe({
+        topics: [...consumerOptions.topics],
+        fromBeginning: consumerOptions.fromBeginning ?? false,
+      });
+      return wrapped;
+    },
+  };
+}
+
+class KafkaAdmin implements MessagingAdmin {
+  constructor(private readonly admin: Admin) {}
+
+  async createTopics(topics: readonly TopicSpec[]): Promise<void> {
+    const existing = new Set(await this.admin.listTopics());
+    const missing = topics.filter((topic) => !existing.has(topic.name));
+    if (missing.length === 0) return;
+    await this.admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({
+        topic: topic.name,
+        numPartitions: topic.partitions,
+        replicationFactor: topic.replicationFactor ?? 1,
+        configEntries: Object.entries(topic.config ?? {}).map(([name, value]) => ({ name, value })),
+      })),
+    });
+  }
+
+  listTopics(): Promise<string[]> {
+    return this.admin.listTopics();
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    const metadata = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    const found = metadata.topics.find((entry) => entry.name === topic);
+    if (!found) throw new Error(`topic ${topic} does not exist`);
+    return found.partitions.length;
+  }
+
+  async deleteTopics(names: readonly string[]): Promise<void> {
+    if (names.length > 0) await this.admin.deleteTopics({ topics: [...names] });
+  }
+
+  close(): Promise<void> {
+    return this.admin.disconnect();
+  }
+}
+
+class KafkaProducer implements MessageProducer {
+  constructor(private readonly producer: Producer) {}
+
+  async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.producer.send({
+      topic,
+      acks: -1,
+      messages: messages.map((message) => ({
+        key: message.key,
+        value: message.value,
+        ...(message.headers ? { headers: { ...message.headers } } : {}),
+      })),
+    });
+  }
+
+  close(): Promise<void> {
+    return this.producer.disconnect();
+  }
+}
+
+class KafkaConsumer implements MessageConsumer {
+  private readonly assignmentListeners: Array<(assignment: PartitionAssignment) => void> = [];
+
+  constructor(private readonly consumer: Consumer) {
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      const assignment: PartitionAssignment = event.payload.memberAssignment;
+      for (const listener of this.assignmentListeners) listener(assignment);
+    });
+  }
+
+  onAssignment(listener: (assignment: PartitionAssignment) => void): void {
+    this.assignmentListeners.push(listener);
+  }
+
+  start(handler: BatchHandler): Promise<void> {
+    return this.consumer.run({
+      eachBatchAutoResolve: false,
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        commitOffsetsIfNecessary,
+        isRunning,
+        isStale,
+      }) => {
+        if (!isRunning() || isStale() || batch.messages.length === 0) return;
+        const messages: IncomingMessage[] = batch.messages.map((message) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: message.offset,
+          key: message.key ? message.key.toString('utf8') : null,
+          value: message.value ?? Buffer.alloc(0),
+          headers: decodeHeaders(message.headers),
+          timestamp: Number(message.timestamp),
+        }));
+        await handler({ topic: batch.topic, partition: batch.partition, messages });
+        resolveOffset(batch.messages[batch.messages.length - 1]?.offset ?? batch.lastOffset());
+        await commitOffsetsIfNecessary();
+        await heartbeat();
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+}
+
+function decodeHeaders(headers: Record<string, unknown> | undefined): MessageHeaders {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value === undefined) continue;
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    decoded[name] = Buffer.isBuffer(first) ? first.toString('utf8') : String(first);
+  }
+  return decoded;
+}
