@@ -21,15 +21,14 @@ export function findExecutable(command: string, extraDirs: readonly string[] = [
   return undefined;
 }
 
+/** Runs a command to completion and returns its standard output; rejects on failure or after timeoutMs. */
 export async function run(
   command: string,
   args: readonly string[],
-  options: { timeoutMs: number; cwd?: string; env?: NodeJS.ProcessEnv },
+  options: { timeoutMs: number },
 ): Promise<string> {
   const { stdout } = await execFileAsync(command, [...args], {
     timeout: options.timeoutMs,
-    cwd: options.cwd,
-    env: options.env ?? process.env,
     maxBuffer: 16 * 1024 * 1024,
   });
   return stdout;

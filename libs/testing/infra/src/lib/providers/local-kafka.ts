@@ -10,8 +10,6 @@ import { InfrastructureError } from '../provided-service';
 import { findExecutable, run, workspaceRoot } from '../system';
 import { waitUntilReady } from '../wait-until-ready';
 
-export const KAFKA_VERSION_NOTE = 'Apache Kafka 3.9.x (KRaft) from Maven Central jars';
-
 export interface LocalKafkaOptions {
   /** Bound on the broker's start-up, after its jars are resolved. */
   readonly startTimeoutMs?: number;
@@ -59,6 +57,7 @@ export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise
   writeFileSync(serverProperties, brokerProperties({ brokerPort, controllerPort, dataDir }));
   writeFileSync(log4jProperties, LOG4J_TO_STDOUT);
   const classpath = `${libs}/*`;
+  const origin = `Apache Kafka ${/kafka-([^/]+)\/libs$/.exec(libs)?.[1] ?? '3.9'} (KRaft) from Maven Central jars`;
   const java = ['-Xms128m', '-Xmx768m', '-XX:+UseG1GC', '-Djava.awt.headless=true'];
   const logFile = join(workDir, 'kafka.log');
 
@@ -108,12 +107,12 @@ export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise
     rmSync(workDir, { recursive: true, force: true });
   };
   const ready = waitUntilReady(broker, () => answersMetadata(brokers, brokerPort), {
-    what: `Kafka broker (${KAFKA_VERSION_NOTE}, log ${logFile})`,
+    what: `Kafka broker (${origin}, log ${logFile})`,
     timeoutMs: options.startTimeoutMs ?? 90_000,
   }).then(
     (): ProvidedService<readonly string[]> => ({
       endpoint: brokers,
-      description: `Kafka: local broker started by the harness (${KAFKA_VERSION_NOTE}) at ${brokers.join(',')}`,
+      description: `Kafka: local broker started by the harness (${origin}) at ${brokers.join(',')}`,
       stop,
     }),
     async (error: unknown) => {

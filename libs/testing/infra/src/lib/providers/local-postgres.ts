@@ -77,9 +77,9 @@ export async function startPrivatePostgres(
   const workDir = mkdtempSync(join(tmpdir(), 'policygen-postgres-'));
   const dataDir = join(workDir, 'data');
   if (asRoot) {
-    const ids = (await run('id', ['-u', 'postgres'], { timeoutMs: 5_000 })).trim();
-    const gid = (await run('id', ['-g', 'postgres'], { timeoutMs: 5_000 })).trim();
-    chownSync(workDir, Number(ids), Number(gid));
+    const uid = Number(await run('id', ['-u', 'postgres'], { timeoutMs: 5_000 }));
+    const gid = Number(await run('id', ['-g', 'postgres'], { timeoutMs: 5_000 }));
+    chownSync(workDir, uid, gid);
   }
   const [initCommand, initArgs] = runAs(initdb, [
     '-D',
