@@ -1,0 +1,4 @@
+export default {
+  displayName: 'engine',
+  preset: '../../jest.preset.js',
+};

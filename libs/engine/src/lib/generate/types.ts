@@ -1,0 +1,78 @@
+import type { Json, JsonObject } from '../model/json';
+import type { OrderingMode, PolicyGeneration } from '../model/fleet';
+
+export const NODE_ERROR_CODES = [
+  'DEPENDENCY_CYCLE',
+  'MISSING_DEPENDENCY',
+  'PROPERTY_CONFLICT',
+  'UNKNOWN_VARIABLE',
+  'TECHNIQUE_VERSION_CONFLICT',
+  'MISSING_PARAMETER',
+] as const;
+export type NodeErrorCode = (typeof NODE_ERROR_CODES)[number];
+
+/** Why a node could not be generated (semantics.md §6). */
+export interface NodeError {
+  readonly code: NodeErrorCode;
+  readonly message: string;
+  readonly directiveIds?: readonly string[];
+  readonly ruleIds?: readonly string[];
+  readonly groupIds?: readonly string[];
+}
+
+export interface GenerateOptions {
+  /** The configuration revision the bundles are generated at (manifest `configRevision`). */
+  readonly revision?: number;
+  /** Epoch milliseconds written to `rudder-promises-generated`; never part of a hash. */
+  readonly generatedAt?: number;
+  /** Overrides the fleet's ordering mode and every node's `policygen_ordering` property. */
+  readonly ordering?: OrderingMode;
+}
+
+/** How one policy was formed, in manifest shape (outputs.md). */
+export interface ManifestPolicy {
+  readonly id: string;
+  readonly technique: { readonly id: string; readonly version: string };
+  readonly generation: PolicyGeneration | 'unique';
+  readonly bundle: string;
+  readonly directives: readonly { readonly id: string; readonly rule: string; readonly priority: number }[];
+  readonly overridden: readonly { readonly id: string; readonly rule: string; readonly priority: number; readonly by: string }[];
+  readonly after: readonly string[];
+}
+
+export interface PolicyManifest {
+  readonly schemaVersion: 1;
+  readonly nodeId: string;
+  readonly configRevision: number;
+  readonly status: 'ok' | 'failed';
+  readonly errors: readonly NodeError[];
+  readonly ordering: OrderingMode;
+  readonly policies: readonly ManifestPolicy[];
+  readonly properties: JsonObject;
+  readonly files: readonly { readonly path: string; readonly sha256: string }[];
+  readonly hash: string | null;
+}
+
+export interface BundleFile {
+  /** Relative to the node's bundle root, with `/` separators. */
+  readonly path: string;
+  readonly content: string;
+  readonly sha256: string;
+}
+
+export interface NodeBundle {
+  readonly nodeId: string;
+  /** `ignored`: the node's state is `ignored`, it gets nothing, not even a manifest. */
+  readonly status: 'ok' | 'failed' | 'ignored';
+  readonly errors: readonly NodeError[];
+  /**
+   * Every file of the node's tree, `policy-manifest.json` included, sorted by path. A failed node
+   * has only its manifest (it keeps its last good tree); an ignored node has none.
+   */
+  readonly files: readonly BundleFile[];
+  readonly manifest: PolicyManifest | null;
+  /** `sha256:<hex>` over every file but the manifest and the generation timestamp; null unless ok. */
+  readonly hash: string | null;
+}
+
+export type { Json };

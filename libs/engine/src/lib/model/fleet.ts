@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import type { Json } from './json';
+
+/** Ids of every kind: `^[A-Za-z0-9][A-Za-z0-9_.-]*$`, unique per kind (fleet-format.md). */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** First-level keys of a properties file, as the agent reads them (semantics.md §5). */
+export const PROPERTY_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_]*$/;
+
+export const ORDERING_MODES = ['alphanumeric', 'title-hash', 'random'] as const;
+export const POLICY_GENERATIONS = ['merged', 'separated', 'separated-with-parameters'] as const;
+export const NODE_STATES = ['enabled', 'ignored', 'empty-policies'] as const;
+export const RELATIONSHIP_KINDS = ['->', '~>'] as const;
+export const CRITERION_OPERATORS = ['eq', 'neq', 'regex', 'exists', 'notExists', 'in', 'lt', 'le', 'gt', 'ge'] as const;
+/** CFEngine agent-bundle promise types, in normal order (seed 003). */
+export const AGENT_PROMISE_TYPES = [
+  'meta', 'vars', 'defaults', 'classes', 'users', 'files', 'packages', 'guest_environments',
+  'methods', 'processes', 'services', 'commands', 'storage', 'databases', 'reports',
+] as const;
+
+export type OrderingMode = (typeof ORDERING_MODES)[number];
+export type PolicyGeneration = (typeof POLICY_GENERATIONS)[number];
+export type CriterionOperator = (typeof CRITERION_OPERATORS)[number];
+export type AgentPromiseType = (typeof AGENT_PROMISE_TYPES)[number];
+
+const jsonValue: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+);
+const jsonObject = z.record(z.string(), jsonValue);
+const id = z.string().regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
+const idList = z.array(id);
+
+export const settingsSchema = z.strictObject({
+  ordering: z.enum(ORDERING_MODES).default('alphanumeric'),
+  orderingSeed: z.number().int().default(0),
+});
+
+const techniqueParameterSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be an identifier ([A-Za-z_][A-Za-z0-9_]*)' }),
+  required: z.boolean().default(false),
+  default: jsonValue.optional(),
+});
+
+/**
+ * An attribute value of a promise: a string (quoted), a list of strings (an slist), or a call of a
+ * body or function with string arguments, `{"call": "name", "args": [...]}` (rendered unquoted).
+ */
+const attributeValueSchema = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.array(z.string()),
+  z.strictObject({ call: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), args: z.array(z.string()).default([]) }),
+]);
+
+const promiseSchema = z.strictObject({
+  type: z.enum(AGENT_PROMISE_TYPES),
+  promiser: z.string(),
+  attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), attributeValueSchema).default({}),
+});
+
+export const techniqueSchema = z.strictObject({
+  id,
+  version: z.string().regex(/^[0-9A-Za-z][0-9A-Za-z_.-]*$/, { message: 'must be a version like 1.0' }),
+  name: z.string(),
+  multiInstance: z.boolean().default(false),
+  policyGeneration: z
+    .string()
+    .default('merged')
+    .transform((value) => (value === 'separated-with-param' ? 'separated-with-parameters' : value))
+    .pipe(z.enum(POLICY_GENERATIONS)),
+  parameters: z.array(techniqueParameterSchema).default([]),
+  promises: z.array(promiseSchema).default([]),
+  refresh: z.array(promiseSchema).default([]),
+});
+
+export const directiveSchema = z.strictObject({
+  id,
+  name: z.string(),
+  technique: id,
+  techniqueVersion: z.string().optional(),
+  priority: z.number().int().min(0).max(10).default(5),
+  enabled: z.boolean().default(true),
+  parameters: jsonObject.default({}),
+  before: idList.default([]),
+  require: idList.default([]),
+  notify: idList.default([]),
+  subscribe: idList.default([]),
+});
+
+export const relationshipSchema = z.strictObject({
+  from: id,
+  to: id,
+  kind: z.enum(RELATIONSHIP_KINDS).default('->'),
+});
+
+export type Target =
+  | string
+  | readonly Target[]
+  | { readonly or: readonly Target[] }
+  | { readonly and: readonly Target[] }
+  | { readonly include: Target; readonly exclude?: Target | undefined };
+
+const targetString = z
+  .string()
+  .regex(/^(special:all|special:all_exceptPolicyServers|group:.+|policyServer:.+)$/, {
+    message: 'must be special:all, special:all_exceptPolicyServers, group:<id> or policyServer:<id>',
+  });
+const targetSchema: z.ZodType<Target> = z.lazy(() =>
+  z.union([
+    targetString,
+    z.array(targetSchema),
+    z.strictObject({ or: z.array(targetSchema) }),
+    z.strictObject({ and: z.array(targetSchema) }),
+    z.strictObject({ include: targetSchema, exclude: targetSchema.optional() }),
+  ]),
+);
+
+export const ruleSchema = z.strictObject({
+  id,
+  name: z.string(),
+  enabled: z.boolean().default(true),
+  directives: idList.default([]),
+  targets: targetSchema.default([]),
+});
+
+const criterionSchema = z.union([
+  z.strictObject({ fact: z.string().min(1), op: z.enum(CRITERION_OPERATORS), value: jsonValue.optional() }),
+  z.strictObject({ property: z.string().min(1), op: z.enum(CRITERION_OPERATORS), value: jsonValue.optional() }),
+  z.strictObject({ group: id }),
+]);
+
+export const groupSchema = z.strictObject({
+  id,
+  name: z.string(),
+  enabled: z.boolean().default(true),
+  nodes: idList.default([]),
+  criteria: z
+    .union([z.strictObject({ all: z.array(criterionSchema) }), z.strictObject({ any: z.array(criterionSchema) })])
+    .optional(),
+  properties: jsonObject.default({}),
+});
+
+export const nodeSchema = z.strictObject({
+  id,
+  hostname: z.string().min(1),
+  policyServer: id.default('root'),
+  state: z.enum(NODE_STATES).default('enabled'),
+  facts: jsonObject.default({}),
+  properties: jsonObject.default({}),
+});
+
+export const relaySchema = z.strictObject({ id, policyServer: id.default('root') });
+
+export type Settings = z.output<typeof settingsSchema>;
+export type Technique = z.output<typeof techniqueSchema>;
+export type TechniqueParameter = Technique['parameters'][number];
+export type PromiseTemplate = Technique['promises'][number];
+export type AttributeValue = PromiseTemplate['attributes'][string];
+export type Directive = z.output<typeof directiveSchema>;
+export type Relationship = z.output<typeof relationshipSchema>;
+export type Rule = z.output<typeof ruleSchema>;
+export type Group = z.output<typeof groupSchema>;
+export type Criterion = z.output<typeof criterionSchema>;
+export type Criteria = NonNullable<Group['criteria']>;
+export type FleetNode = z.output<typeof nodeSchema>;
+export type Relay = z.output<typeof relaySchema>;
+
+/** A validated fleet configuration, every default applied. */
+export interface Fleet {
+  readonly settings: Settings;
+  readonly parameters: Readonly<Record<string, Json>>;
+  readonly techniques: readonly Technique[];
+  readonly directives: readonly Directive[];
+  readonly relationships: readonly Relationship[];
+  readonly rules: readonly Rule[];
+  readonly groups: readonly Group[];
+  readonly nodes: readonly FleetNode[];
+  readonly relays: readonly Relay[];
+}
+
+/** The collections of a fleet file, in the order the format lists them. */
+export const FLEET_COLLECTIONS = {
+  techniques: techniqueSchema,
+  directives: directiveSchema,
+  relationships: relationshipSchema,
+  rules: ruleSchema,
+  groups: groupSchema,
+  nodes: nodeSchema,
+  relays: relaySchema,
+} as const;
+export type FleetCollection = keyof typeof FLEET_COLLECTIONS;
