@@ -2,8 +2,24 @@ import baseConfig from '../../eslint.config.mjs';
 
 /** The engine is a pure library: no I/O, no framework, no clock, no randomness. */
 const IO_MODULES = [
-  'fs', 'fs/promises', 'net', 'http', 'https', 'http2', 'dgram', 'dns', 'tls', 'child_process',
-  'cluster', 'worker_threads', 'readline', 'process', 'os', 'vm', 'inspector', 'v8',
+  'fs',
+  'fs/promises',
+  'net',
+  'http',
+  'https',
+  'http2',
+  'dgram',
+  'dns',
+  'tls',
+  'child_process',
+  'cluster',
+  'worker_threads',
+  'readline',
+  'process',
+  'os',
+  'vm',
+  'inspector',
+  'v8',
 ];
 
 export default [
@@ -20,7 +36,10 @@ export default [
             message: 'The engine does no I/O: the shells (CLI, services) read and write.',
           })),
           patterns: [
-            { group: ['@nestjs/*', 'kafkajs', 'redis', 'pg', 'express'], message: 'The engine imports no framework or client.' },
+            {
+              group: ['@nestjs/*', 'kafkajs', 'redis', 'pg', 'express'],
+              message: 'The engine imports no framework or client.',
+            },
           ],
         },
       ],

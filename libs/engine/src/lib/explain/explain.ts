@@ -2,7 +2,11 @@ import type { CompiledFleet } from '../generate/compile';
 import type { GenerateOptions } from '../generate/types';
 import type { NodeExplanation } from './types';
 
-export function explainNode(_compiled: CompiledFleet, _nodeId: string, _options: GenerateOptions = {}): NodeExplanation {
+export function explainNode(
+  _compiled: CompiledFleet,
+  _nodeId: string,
+  _options: GenerateOptions = {},
+): NodeExplanation {
   throw new Error('not implemented yet');
 }
 

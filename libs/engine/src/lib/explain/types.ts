@@ -22,7 +22,11 @@ export interface ExplainedPolicy {
   /** The key the ordering mode sorts unrelated policies by. */
   readonly orderingKey: string;
   /** Explicit relationships that force this policy after others. */
-  readonly after: readonly { readonly policyId: string; readonly kind: string; readonly directiveIds: readonly [string, string] }[];
+  readonly after: readonly {
+    readonly policyId: string;
+    readonly kind: string;
+    readonly directiveIds: readonly [string, string];
+  }[];
   /** One sentence: why the policy is at this place. */
   readonly reason: string;
 }
@@ -42,7 +46,11 @@ export interface ExplainedProperty {
   readonly source: 'global' | 'group' | 'node';
   readonly groupId?: string;
   /** Less specific levels that gave this property a value, least specific first. */
-  readonly overrides: readonly { readonly source: 'global' | 'group' | 'node'; readonly groupId?: string; readonly value: Json }[];
+  readonly overrides: readonly {
+    readonly source: 'global' | 'group' | 'node';
+    readonly groupId?: string;
+    readonly value: Json;
+  }[];
 }
 
 export interface NodeExplanation {
@@ -53,7 +61,12 @@ export interface NodeExplanation {
   readonly errors: readonly NodeError[];
   readonly ordering: { readonly mode: OrderingMode; readonly source: 'fleet' | 'node property' | 'option' };
   readonly groups: readonly string[];
-  readonly rules: readonly { readonly id: string; readonly name: string; readonly applied: boolean; readonly reason: string }[];
+  readonly rules: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly applied: boolean;
+    readonly reason: string;
+  }[];
   readonly policies: readonly ExplainedPolicy[];
   readonly variables: readonly ExplainedVariable[];
   readonly properties: readonly ExplainedProperty[];

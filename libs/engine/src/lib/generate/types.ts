@@ -36,7 +36,12 @@ export interface ManifestPolicy {
   readonly generation: PolicyGeneration | 'unique';
   readonly bundle: string;
   readonly directives: readonly { readonly id: string; readonly rule: string; readonly priority: number }[];
-  readonly overridden: readonly { readonly id: string; readonly rule: string; readonly priority: number; readonly by: string }[];
+  readonly overridden: readonly {
+    readonly id: string;
+    readonly rule: string;
+    readonly priority: number;
+    readonly by: string;
+  }[];
   readonly after: readonly string[];
 }
 

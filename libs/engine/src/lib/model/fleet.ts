@@ -10,11 +10,35 @@ export const ORDERING_MODES = ['alphanumeric', 'title-hash', 'random'] as const;
 export const POLICY_GENERATIONS = ['merged', 'separated', 'separated-with-parameters'] as const;
 export const NODE_STATES = ['enabled', 'ignored', 'empty-policies'] as const;
 export const RELATIONSHIP_KINDS = ['->', '~>'] as const;
-export const CRITERION_OPERATORS = ['eq', 'neq', 'regex', 'exists', 'notExists', 'in', 'lt', 'le', 'gt', 'ge'] as const;
+export const CRITERION_OPERATORS = [
+  'eq',
+  'neq',
+  'regex',
+  'exists',
+  'notExists',
+  'in',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+] as const;
 /** CFEngine agent-bundle promise types, in normal order (seed 003). */
 export const AGENT_PROMISE_TYPES = [
-  'meta', 'vars', 'defaults', 'classes', 'users', 'files', 'packages', 'guest_environments',
-  'methods', 'processes', 'services', 'commands', 'storage', 'databases', 'reports',
+  'meta',
+  'vars',
+  'defaults',
+  'classes',
+  'users',
+  'files',
+  'packages',
+  'guest_environments',
+  'methods',
+  'processes',
+  'services',
+  'commands',
+  'storage',
+  'databases',
+  'reports',
 ] as const;
 
 export type OrderingMode = (typeof ORDERING_MODES)[number];
@@ -23,7 +47,14 @@ export type CriterionOperator = (typeof CRITERION_OPERATORS)[number];
 export type AgentPromiseType = (typeof AGENT_PROMISE_TYPES)[number];
 
 const jsonValue: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+  z.union([
+    z.null(),
+    z.boolean(),
+    z.number(),
+    z.string(),
+    z.array(jsonValue),
+    z.record(z.string(), jsonValue),
+  ]),
 );
 const jsonObject = z.record(z.string(), jsonValue);
 const id = z.string().regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
@@ -35,7 +66,9 @@ export const settingsSchema = z.strictObject({
 });
 
 const techniqueParameterSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be an identifier ([A-Za-z_][A-Za-z0-9_]*)' }),
+  name: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be an identifier ([A-Za-z_][A-Za-z0-9_]*)' }),
   required: z.boolean().default(false),
   default: jsonValue.optional(),
 });
@@ -49,7 +82,10 @@ const attributeValueSchema = z.union([
   z.number(),
   z.boolean(),
   z.array(z.string()),
-  z.strictObject({ call: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), args: z.array(z.string()).default([]) }),
+  z.strictObject({
+    call: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+    args: z.array(z.string()).default([]),
+  }),
 ]);
 
 const promiseSchema = z.strictObject({
@@ -78,7 +114,12 @@ export const directiveSchema = z.strictObject({
   name: z.string(),
   technique: id,
   techniqueVersion: z.string().optional(),
-  priority: z.number().int().min(0).max(10).default(5),
+  priority: z
+    .number()
+    .int()
+    .min(0, { message: 'must be from 0 (highest) to 10 (lowest)' })
+    .max(10, { message: 'must be from 0 (highest) to 10 (lowest)' })
+    .default(5),
   enabled: z.boolean().default(true),
   parameters: jsonObject.default({}),
   before: idList.default([]),
@@ -125,7 +166,11 @@ export const ruleSchema = z.strictObject({
 
 const criterionSchema = z.union([
   z.strictObject({ fact: z.string().min(1), op: z.enum(CRITERION_OPERATORS), value: jsonValue.optional() }),
-  z.strictObject({ property: z.string().min(1), op: z.enum(CRITERION_OPERATORS), value: jsonValue.optional() }),
+  z.strictObject({
+    property: z.string().min(1),
+    op: z.enum(CRITERION_OPERATORS),
+    value: jsonValue.optional(),
+  }),
   z.strictObject({ group: id }),
 ]);
 
@@ -135,7 +180,10 @@ export const groupSchema = z.strictObject({
   enabled: z.boolean().default(true),
   nodes: idList.default([]),
   criteria: z
-    .union([z.strictObject({ all: z.array(criterionSchema) }), z.strictObject({ any: z.array(criterionSchema) })])
+    .union([
+      z.strictObject({ all: z.array(criterionSchema) }),
+      z.strictObject({ any: z.array(criterionSchema) }),
+    ])
     .optional(),
   properties: jsonObject.default({}),
 });

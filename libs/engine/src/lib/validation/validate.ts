@@ -1,4 +1,12 @@
-import type { Fleet } from '../model/fleet';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { Criterion, Fleet, FleetCollection, Group, Settings, Target, Technique } from '../model/fleet';
+import { FLEET_COLLECTIONS, ORDERING_MODES, PROPERTY_NAME_PATTERN, settingsSchema } from '../model/fleet';
+import type { Json } from '../model/json';
+import { isJsonObject } from '../model/json';
+import { compareCodeUnits } from '../text/compare';
+import type { PathSegment } from './json-path';
+import { formatJsonPath } from './json-path';
+import { toValidationIssues } from './zod-issues';
 
 /** One problem of the input, at a JSON path like `$.directives[2].technique`. */
 export interface ValidationIssue {
@@ -12,12 +20,412 @@ export type ValidationResult =
 
 export type FleetFormat = 'json' | 'yaml';
 
-/** Parses fleet text (JSON or YAML) and validates it; syntax errors are issues too. */
-export function loadFleet(_text: string, _format: FleetFormat): ValidationResult {
-  throw new Error('not implemented yet');
+const TOP_LEVEL_FIELDS = new Set(['settings', 'parameters', ...Object.keys(FLEET_COLLECTIONS)]);
+const TEMPLATE_REFERENCE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+export const ORDERING_PROPERTY = 'policygen_ordering';
+
+/** Parses fleet text (JSON or YAML) and validates it; a syntax error is an issue like any other. */
+export function loadFleet(text: string, format: FleetFormat): ValidationResult {
+  let parsed: unknown;
+  try {
+    parsed =
+      format === 'json' ? JSON.parse(text) : parseYaml(text, { prettyErrors: false, uniqueKeys: true });
+  } catch (error) {
+    const where =
+      error instanceof YAMLParseError && error.linePos
+        ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
+        : '';
+    return {
+      ok: false,
+      issues: [
+        { path: '$', message: `not valid ${format.toUpperCase()}${where}: ${(error as Error).message}` },
+      ],
+    };
+  }
+  return validateFleet(parsed);
 }
 
 /** Validates a parsed fleet file in one pass, reporting every issue with its JSON path. */
-export function validateFleet(_input: unknown): ValidationResult {
-  throw new Error('not implemented yet');
+export function validateFleet(input: unknown): ValidationResult {
+  const issues: ValidationIssue[] = [];
+  const report = (path: readonly PathSegment[], message: string): void => {
+    issues.push({ path: formatJsonPath(path), message });
+  };
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, issues: [{ path: '$', message: 'a fleet file must be a JSON/YAML object' }] };
+  }
+  const raw = input as Record<string, unknown>;
+  for (const key of Object.keys(raw)) if (!TOP_LEVEL_FIELDS.has(key)) report([key], 'unknown field');
+
+  const settingsResult = settingsSchema.safeParse(raw['settings'] ?? {}, { reportInput: true });
+  if (!settingsResult.success) issues.push(...toValidationIssues(settingsResult.error.issues, ['settings']));
+  const settings: Settings = settingsResult.success
+    ? settingsResult.data
+    : { ordering: 'alphanumeric', orderingSeed: 0 };
+
+  const parameters = parseParameters(raw['parameters'], report);
+  const parsed = parseCollections(raw, issues, report);
+  checkReferences(parsed, report);
+
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, fleet: { settings, parameters, ...(parsed.entities as ParsedEntities) } };
+}
+
+type ParsedEntities = {
+  -readonly [K in FleetCollection]: Fleet[K] extends readonly (infer T)[] ? T[] : never;
+};
+
+interface ParsedCollections {
+  /** The entities that parsed, with their index in the input. */
+  readonly entities: ParsedEntities;
+  readonly indexOf: Map<object, number>;
+  /** Ids present in the input, parsed or not: a reference to a broken entity is not also dangling. */
+  readonly rawIds: Readonly<Record<FleetCollection, ReadonlySet<string>>>;
+}
+
+type Report = (path: readonly PathSegment[], message: string) => void;
+
+function parseParameters(value: unknown, report: Report): Record<string, Json> {
+  if (value === undefined) return {};
+  if (!isJsonObject(value as Json)) {
+    report(['parameters'], 'expected an object of parameter name to value');
+    return {};
+  }
+  const parameters = value as Record<string, Json>;
+  for (const name of Object.keys(parameters)) {
+    if (!PROPERTY_NAME_PATTERN.test(name))
+      report(['parameters', name], 'parameter names must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
+  }
+  checkOrderingProperty(parameters, ['parameters'], report);
+  return parameters;
+}
+
+function parseCollections(
+  raw: Record<string, unknown>,
+  issues: ValidationIssue[],
+  report: Report,
+): ParsedCollections {
+  const entities = {} as Record<FleetCollection, unknown[]>;
+  const rawIds = {} as Record<FleetCollection, Set<string>>;
+  const indexOf = new Map<object, number>();
+  for (const [collection, schema] of Object.entries(FLEET_COLLECTIONS) as [
+    FleetCollection,
+    (typeof FLEET_COLLECTIONS)[FleetCollection],
+  ][]) {
+    entities[collection] = [];
+    rawIds[collection] = new Set();
+    const value = raw[collection];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      report([collection], 'expected an array');
+      continue;
+    }
+    value.forEach((element: unknown, index) => {
+      const elementId = (element as { id?: unknown } | null)?.id;
+      if (typeof elementId === 'string') rawIds[collection].add(elementId);
+      const result = schema.safeParse(element, { reportInput: true });
+      if (!result.success) {
+        issues.push(...toValidationIssues(result.error.issues, [collection, index]));
+        return;
+      }
+      entities[collection].push(result.data);
+      indexOf.set(result.data, index);
+    });
+  }
+  return { entities: entities as unknown as ParsedEntities, indexOf, rawIds };
+}
+
+function checkReferences(parsed: ParsedCollections, report: Report): void {
+  const { entities, indexOf, rawIds } = parsed;
+  const at = (collection: FleetCollection, entity: object, ...rest: PathSegment[]): PathSegment[] => [
+    collection,
+    indexOf.get(entity) ?? 0,
+    ...rest,
+  ];
+  const known = (collection: FleetCollection, id: string): boolean => rawIds[collection].has(id);
+
+  // Duplicates: techniques are keyed by id and version, everything else by id.
+  const keyOf: Partial<Record<FleetCollection, (entity: never) => string>> = {
+    techniques: (technique: Technique) => `${technique.id}@${technique.version}`,
+  };
+  for (const collection of ['techniques', 'directives', 'rules', 'groups', 'nodes', 'relays'] as const) {
+    const seen = new Map<string, object>();
+    for (const entity of entities[collection] as { id: string }[]) {
+      const key = (keyOf[collection] as ((entity: object) => string) | undefined)?.(entity) ?? entity.id;
+      const first = seen.get(key);
+      if (first) {
+        report(
+          at(collection, entity, 'id'),
+          `duplicate ${collection.slice(0, -1)} ${key} (first at ${formatJsonPath(at(collection, first))})`,
+        );
+      } else {
+        seen.set(key, entity);
+      }
+    }
+  }
+
+  const techniqueVersions = new Map<string, Technique[]>();
+  for (const technique of entities.techniques) {
+    techniqueVersions.set(technique.id, [...(techniqueVersions.get(technique.id) ?? []), technique]);
+    checkTechnique(technique, at('techniques', technique), report);
+  }
+
+  const relayIds = new Set(entities.relays.map((relay) => relay.id));
+  const isPolicyServer = (id: string): boolean => id === 'root' || relayIds.has(id) || known('relays', id);
+
+  for (const directive of entities.directives) {
+    const versions = techniqueVersions.get(directive.technique);
+    if (!versions) {
+      if (!known('techniques', directive.technique))
+        report(at('directives', directive, 'technique'), `unknown technique ${directive.technique}`);
+    } else {
+      let technique: Technique | undefined;
+      if (directive.techniqueVersion !== undefined) {
+        technique = versions.find((candidate) => candidate.version === directive.techniqueVersion);
+        if (!technique) {
+          report(
+            at('directives', directive, 'techniqueVersion'),
+            `technique ${directive.technique} has no version ${directive.techniqueVersion} (it has ${versions.map((v) => v.version).join(', ')})`,
+          );
+        }
+      } else if (versions.length > 1) {
+        report(
+          at('directives', directive, 'techniqueVersion'),
+          `required: technique ${directive.technique} has versions ${versions
+            .map((v) => v.version)
+            .sort(compareCodeUnits)
+            .join(', ')}`,
+        );
+      } else {
+        technique = versions[0];
+      }
+      if (technique) {
+        const declared = new Set(technique.parameters.map((parameter) => parameter.name));
+        for (const name of Object.keys(directive.parameters)) {
+          if (!declared.has(name)) {
+            report(
+              at('directives', directive, 'parameters', name),
+              `technique ${technique.id} ${technique.version} has no parameter ${name}`,
+            );
+          }
+        }
+      }
+    }
+    for (const relation of ['before', 'require', 'notify', 'subscribe'] as const) {
+      directive[relation].forEach((target, index) => {
+        if (!known('directives', target))
+          report(at('directives', directive, relation, index), `unknown directive ${target}`);
+      });
+    }
+  }
+
+  for (const relationship of entities.relationships) {
+    for (const end of ['from', 'to'] as const) {
+      if (!known('directives', relationship[end]))
+        report(at('relationships', relationship, end), `unknown directive ${relationship[end]}`);
+    }
+  }
+
+  for (const rule of entities.rules) {
+    rule.directives.forEach((directiveId, index) => {
+      if (!known('directives', directiveId))
+        report(at('rules', rule, 'directives', index), `unknown directive ${directiveId}`);
+    });
+    checkTarget(rule.targets, at('rules', rule, 'targets'), known, isPolicyServer, report);
+  }
+
+  for (const group of entities.groups) {
+    group.nodes.forEach((nodeId, index) => {
+      if (!known('nodes', nodeId)) report(at('groups', group, 'nodes', index), `unknown node ${nodeId}`);
+    });
+    const criteria = group.criteria;
+    if (criteria) {
+      const [mode, list] =
+        'all' in criteria ? (['all', criteria.all] as const) : (['any', criteria.any] as const);
+      list.forEach((criterion, index) =>
+        checkCriterion(criterion, at('groups', group, 'criteria', mode, index), known, report),
+      );
+    }
+    checkProperties(group.properties, at('groups', group, 'properties'), report);
+  }
+  checkGroupCycles(entities.groups, (group) => at('groups', group, 'criteria'), report);
+
+  for (const node of entities.nodes) {
+    if (!isPolicyServer(node.policyServer))
+      report(
+        at('nodes', node, 'policyServer'),
+        `unknown policy server ${node.policyServer} (root or a relay id)`,
+      );
+    checkProperties(node.properties, at('nodes', node, 'properties'), report);
+  }
+
+  const relayParent = new Map(entities.relays.map((relay) => [relay.id, relay.policyServer]));
+  for (const relay of entities.relays) {
+    if (relay.id === 'root')
+      report(at('relays', relay, 'id'), 'root is the top of the relay tree, not a relay');
+    if (!isPolicyServer(relay.policyServer)) {
+      report(
+        at('relays', relay, 'policyServer'),
+        `unknown policy server ${relay.policyServer} (root or a relay id)`,
+      );
+      continue;
+    }
+    const chain = [relay.id];
+    for (let parent = relay.policyServer; parent !== 'root'; parent = relayParent.get(parent) ?? 'root') {
+      if (chain.includes(parent)) {
+        report(at('relays', relay, 'policyServer'), `relay cycle: ${[...chain, parent].join(' -> ')}`);
+        break;
+      }
+      chain.push(parent);
+    }
+  }
+}
+
+function checkTechnique(technique: Technique, path: PathSegment[], report: Report): void {
+  const names = new Set<string>();
+  technique.parameters.forEach((parameter, index) => {
+    if (names.has(parameter.name))
+      report([...path, 'parameters', index, 'name'], `duplicate parameter ${parameter.name}`);
+    names.add(parameter.name);
+  });
+  for (const list of ['promises', 'refresh'] as const) {
+    technique[list].forEach((promise, index) => {
+      const texts: [PathSegment[], string][] = [[['promiser'], promise.promiser]];
+      for (const [name, value] of Object.entries(promise.attributes)) {
+        if (typeof value === 'string') texts.push([['attributes', name], value]);
+        else if (Array.isArray(value))
+          value.forEach((item, i) => texts.push([['attributes', name, i], item]));
+        else if (typeof value === 'object')
+          value.args.forEach((item, i) => texts.push([['attributes', name, 'args', i], item]));
+      }
+      for (const [where, text] of texts) {
+        for (const match of text.matchAll(TEMPLATE_REFERENCE)) {
+          const name = match[1] as string;
+          if (!names.has(name))
+            report([...path, list, index, ...where], `{{${name}}} names no parameter of the technique`);
+        }
+      }
+    });
+  }
+}
+
+function checkTarget(
+  target: Target,
+  path: PathSegment[],
+  known: (collection: FleetCollection, id: string) => boolean,
+  isPolicyServer: (id: string) => boolean,
+  report: Report,
+): void {
+  if (typeof target === 'string') {
+    if (target.startsWith('group:') && !known('groups', target.slice(6)))
+      report(path, `unknown group ${target.slice(6)}`);
+    if (target.startsWith('policyServer:') && !isPolicyServer(target.slice(13))) {
+      report(path, `unknown policy server ${target.slice(13)} (root or a relay id)`);
+    }
+    return;
+  }
+  if (Array.isArray(target)) {
+    target.forEach((inner: Target, index) =>
+      checkTarget(inner, [...path, index], known, isPolicyServer, report),
+    );
+    return;
+  }
+  const composite = target as Exclude<Target, string | readonly Target[]>;
+  if ('or' in composite)
+    composite.or.forEach((inner, index) =>
+      checkTarget(inner, [...path, 'or', index], known, isPolicyServer, report),
+    );
+  else if ('and' in composite)
+    composite.and.forEach((inner, index) =>
+      checkTarget(inner, [...path, 'and', index], known, isPolicyServer, report),
+    );
+  else {
+    checkTarget(composite.include, [...path, 'include'], known, isPolicyServer, report);
+    if (composite.exclude !== undefined)
+      checkTarget(composite.exclude, [...path, 'exclude'], known, isPolicyServer, report);
+  }
+}
+
+function checkCriterion(
+  criterion: Criterion,
+  path: PathSegment[],
+  known: (collection: FleetCollection, id: string) => boolean,
+  report: Report,
+): void {
+  if ('group' in criterion) {
+    if (!known('groups', criterion.group)) report([...path, 'group'], `unknown group ${criterion.group}`);
+    return;
+  }
+  const { op, value } = criterion;
+  if (op === 'exists' || op === 'notExists') {
+    if (value !== undefined) report([...path, 'value'], `${op} takes no value`);
+  } else if (value === undefined) {
+    report([...path, 'value'], `${op} needs a value`);
+  } else if (op === 'in' && !Array.isArray(value)) {
+    report([...path, 'value'], 'in needs a list of values');
+  } else if (op === 'regex') {
+    if (typeof value !== 'string') report([...path, 'value'], 'regex needs a string');
+    else {
+      try {
+        new RegExp(value);
+      } catch (error) {
+        report([...path, 'value'], `not a valid regular expression: ${(error as Error).message}`);
+      }
+    }
+  } else if (
+    ['lt', 'le', 'gt', 'ge'].includes(op) &&
+    typeof value !== 'number' &&
+    typeof value !== 'string'
+  ) {
+    report([...path, 'value'], `${op} needs a number or a dotted version`);
+  }
+}
+
+function checkProperties(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
+  for (const name of Object.keys(properties)) {
+    if (!PROPERTY_NAME_PATTERN.test(name))
+      report([...path, name], 'property names (namespaces) must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
+  }
+  checkOrderingProperty(properties, path, report);
+}
+
+function checkOrderingProperty(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
+  const value = properties[ORDERING_PROPERTY];
+  if (value !== undefined && !(ORDERING_MODES as readonly Json[]).includes(value)) {
+    report([...path, ORDERING_PROPERTY], `must be one of ${ORDERING_MODES.join(', ')}`);
+  }
+}
+
+/** Group membership through `{group: id}` criteria must not loop; each cycle is named once. */
+function checkGroupCycles(
+  groups: readonly Group[],
+  pathOf: (group: Group) => PathSegment[],
+  report: Report,
+): void {
+  const byId = new Map(groups.map((group) => [group.id, group]));
+  const references = (group: Group): string[] => {
+    const list = group.criteria ? ('all' in group.criteria ? group.criteria.all : group.criteria.any) : [];
+    return list.flatMap((criterion) =>
+      'group' in criterion && byId.has(criterion.group) ? [criterion.group] : [],
+    );
+  };
+  const state = new Map<string, 'visiting' | 'done'>();
+  const reported = new Set<string>();
+  const visit = (id: string, stack: string[]): void => {
+    state.set(id, 'visiting');
+    for (const next of references(byId.get(id) as Group)) {
+      if (state.get(next) === 'visiting') {
+        const cycle = [...stack.slice(stack.indexOf(next)), next];
+        const key = [...cycle.slice(0, -1)].sort(compareCodeUnits).join(',');
+        if (!reported.has(key)) {
+          reported.add(key);
+          report(pathOf(byId.get(next) as Group), `group membership cycle: ${cycle.join(' -> ')}`);
+        }
+      } else if (!state.has(next)) {
+        visit(next, [...stack, next]);
+      }
+    }
+    state.set(id, 'done');
+  };
+  for (const id of [...byId.keys()].sort(compareCodeUnits)) if (!state.has(id)) visit(id, [id]);
 }

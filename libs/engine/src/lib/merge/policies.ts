@@ -1,0 +1,158 @@
+import type { CompiledFleet } from '../generate/compile';
+import type { NodeError } from '../generate/types';
+import type { Directive, PolicyGeneration, Rule, Technique } from '../model/fleet';
+import { compareCaseInsensitive, compareCodeUnits } from '../text/compare';
+
+/** A (rule, directive) pair applied on a node (semantics.md §1). */
+export interface Draft {
+  readonly rule: Rule;
+  readonly directive: Directive;
+  readonly technique: Technique;
+}
+
+export type PolicyKind = PolicyGeneration | 'unique';
+
+/** One policy of a node before ordering: the drafts it is made of, in merged-value order. */
+export interface FormedPolicy {
+  readonly id: string;
+  readonly technique: Technique;
+  readonly kind: PolicyKind;
+  /** One draft per directive, in `priorityThenNames` order: the order of the values. */
+  readonly drafts: readonly Draft[];
+  readonly overridden: readonly (Draft & { readonly by: string })[];
+  /** The smallest draft by `namesOnly` among those forming the policy: its default position. */
+  readonly positionDraft: Draft;
+}
+
+function tieBreak(a: Draft, b: Draft): number {
+  return (
+    compareCodeUnits(
+      `${a.technique.version}_${a.directive.id}`,
+      `${b.technique.version}_${b.directive.id}`,
+    ) ||
+    // The same directive through two rules of the same name: the rule id makes the order total.
+    compareCodeUnits(a.rule.id, b.rule.id)
+  );
+}
+
+/** (rule name, directive name), case-insensitive, then the tie-break. */
+export function namesOnly(a: Draft, b: Draft): number {
+  return (
+    compareCaseInsensitive(a.rule.name, b.rule.name) ||
+    compareCaseInsensitive(a.directive.name, b.directive.name) ||
+    tieBreak(a, b)
+  );
+}
+
+/** Priority ascending (0 is the highest), then `namesOnly`. */
+export function priorityThenNames(a: Draft, b: Draft): number {
+  return a.directive.priority - b.directive.priority || namesOnly(a, b);
+}
+
+/** Every (rule, directive) pair of the node whose directive is enabled, each pair once. */
+export function draftsOfNode(compiled: CompiledFleet, nodeId: string): Draft[] {
+  const drafts: Draft[] = [];
+  for (const ruleId of compiled.rulesOfNode.get(nodeId) ?? []) {
+    const rule = compiled.rules.get(ruleId) as Rule;
+    for (const directiveId of new Set(rule.directives)) {
+      const directive = compiled.directives.get(directiveId);
+      if (!directive?.enabled) continue;
+      const technique = techniqueOf(compiled, directive);
+      if (technique) drafts.push({ rule, directive, technique });
+    }
+  }
+  return drafts;
+}
+
+export function techniqueOf(compiled: CompiledFleet, directive: Directive): Technique | undefined {
+  const versions = compiled.techniques.get(directive.technique);
+  if (!versions) return undefined;
+  if (directive.techniqueVersion !== undefined) return versions.get(directive.techniqueVersion);
+  return versions.size === 1 ? [...versions.values()][0] : undefined;
+}
+
+/** Drafts of one directive reached by several rules count once: its first draft in `order`. */
+function firstDraftPerDirective(drafts: readonly Draft[], order: (a: Draft, b: Draft) => number): Draft[] {
+  const seen = new Set<string>();
+  return [...drafts].sort(order).filter((draft) => {
+    if (seen.has(draft.directive.id)) return false;
+    seen.add(draft.directive.id);
+    return true;
+  });
+}
+
+function smallest(drafts: readonly Draft[]): Draft {
+  return [...drafts].sort(namesOnly)[0] as Draft;
+}
+
+export interface FormedPolicies {
+  readonly policies: FormedPolicy[];
+  readonly errors: NodeError[];
+}
+
+/** Groups the drafts by technique and merges each group as its technique says (semantics.md §2). */
+export function formPolicies(drafts: readonly Draft[]): FormedPolicies {
+  const byTechnique = new Map<string, Draft[]>();
+  for (const draft of drafts) {
+    byTechnique.set(draft.technique.id, [...(byTechnique.get(draft.technique.id) ?? []), draft]);
+  }
+  const policies: FormedPolicy[] = [];
+  const errors: NodeError[] = [];
+  for (const techniqueId of [...byTechnique.keys()].sort(compareCodeUnits)) {
+    const group = byTechnique.get(techniqueId) as Draft[];
+    const ordered = firstDraftPerDirective(group, priorityThenNames);
+    const leader = ordered[0] as Draft;
+    // The first draft's technique version decides how the technique merges.
+    const technique = leader.technique;
+    if (!technique.multiInstance) {
+      const winnerDrafts = group.filter((draft) => draft.directive.id === leader.directive.id);
+      policies.push({
+        id: technique.id,
+        technique,
+        kind: 'unique',
+        drafts: [leader],
+        overridden: ordered.slice(1).map((draft) => ({ ...draft, by: leader.directive.id })),
+        positionDraft: smallest(winnerDrafts),
+      });
+    } else if (technique.policyGeneration === 'merged') {
+      const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
+      if (versions.length > 1) {
+        errors.push({
+          code: 'TECHNIQUE_VERSION_CONFLICT',
+          message:
+            `Technique ${techniqueId} is used in several versions on this node: ` +
+            versions
+              .map(
+                (version) =>
+                  `${version} (${ordered
+                    .filter((d) => d.technique.version === version)
+                    .map((d) => d.directive.id)
+                    .join(', ')})`,
+              )
+              .join(', '),
+          directiveIds: ordered.map((draft) => draft.directive.id),
+        });
+      }
+      policies.push({
+        id: technique.id,
+        technique,
+        kind: 'merged',
+        drafts: ordered,
+        overridden: [],
+        positionDraft: smallest(group),
+      });
+    } else {
+      for (const draft of firstDraftPerDirective(group, namesOnly)) {
+        policies.push({
+          id: `${techniqueId}:${draft.directive.id}`,
+          technique: draft.technique,
+          kind: draft.technique.policyGeneration,
+          drafts: [draft],
+          overridden: [],
+          positionDraft: draft,
+        });
+      }
+    }
+  }
+  return { policies, errors };
+}

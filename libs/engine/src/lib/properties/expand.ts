@@ -1,0 +1,64 @@
+import type { Json, JsonObject } from '../model/json';
+import { canonicalJson, isJsonObject } from '../model/json';
+
+/** What a directive's parameter values may refer to at generation time (semantics.md §5). */
+export interface ExpansionContext {
+  readonly properties: JsonObject;
+  readonly parameters: Readonly<Record<string, Json>>;
+  readonly nodeId: string;
+  readonly hostname: string;
+  readonly policyServerId: string;
+}
+
+const REFERENCE =
+  /\$\{\s*(node\.properties((?:\[[^\]]*\])+)|rudder\.param\.([A-Za-z0-9_]+)|rudder\.node\.(id|hostname|policyserver\.id))\s*(?:\|\s*default\s*=\s*"((?:[^"\\]|\\.)*)"\s*)?\}/g;
+
+export interface ExpansionResult {
+  readonly value: Json;
+  /** References that resolved to nothing and had no default. */
+  readonly unknown: readonly string[];
+}
+
+/** Expands every generation-time reference in every string of a value; `${...}` of the agent stay. */
+export function expandReferences(value: Json, context: ExpansionContext): ExpansionResult {
+  const unknown: string[] = [];
+  const expandText = (text: string): string =>
+    text.replace(
+      REFERENCE,
+      (reference: string, _whole, keys?: string, param?: string, nodeField?: string, fallback?: string) => {
+        const resolved = resolve(context, keys, param, nodeField);
+        if (resolved !== undefined) return typeof resolved === 'string' ? resolved : canonicalJson(resolved);
+        if (fallback !== undefined) return fallback.replace(/\\(.)/g, '$1');
+        unknown.push(reference);
+        return reference;
+      },
+    );
+  const walk = (current: Json): Json => {
+    if (typeof current === 'string') return expandText(current);
+    if (Array.isArray(current)) return current.map(walk);
+    if (isJsonObject(current))
+      return Object.fromEntries(Object.entries(current).map(([key, inner]) => [key, walk(inner)]));
+    return current;
+  };
+  return { value: walk(value), unknown };
+}
+
+function resolve(
+  context: ExpansionContext,
+  keys?: string,
+  param?: string,
+  nodeField?: string,
+): Json | undefined {
+  if (keys !== undefined) {
+    let current: Json | undefined = context.properties;
+    for (const [, key] of keys.matchAll(/\[([^\]]*)\]/g)) {
+      if (!isJsonObject(current)) return undefined;
+      current = current[(key as string).trim()];
+    }
+    return current;
+  }
+  if (param !== undefined) return context.parameters[param];
+  if (nodeField === 'id') return context.nodeId;
+  if (nodeField === 'hostname') return context.hostname;
+  return context.policyServerId;
+}

@@ -1,0 +1,89 @@
+import type { CompiledFleet } from '../generate/compile';
+import type { NodeError } from '../generate/types';
+import type { FleetNode, Group } from '../model/fleet';
+import type { Json, JsonObject } from '../model/json';
+import { isJsonObject, jsonEqual } from '../model/json';
+import { compareCodeUnits } from '../text/compare';
+
+export type PropertySource =
+  | { readonly source: 'global' }
+  | { readonly source: 'group'; readonly groupId: string }
+  | { readonly source: 'node' };
+
+/** One level's contribution to a property. */
+export interface PropertyLayer {
+  readonly from: PropertySource;
+  readonly value: Json;
+}
+
+export interface InheritedProperties {
+  readonly properties: JsonObject;
+  /** Property name → the levels that set it, least specific first. */
+  readonly layers: ReadonlyMap<string, readonly PropertyLayer[]>;
+  readonly errors: readonly NodeError[];
+}
+
+/** Rudder's default merge of two levels: objects key by key, recursively; anything else replaces. */
+export function mergeValues(lessSpecific: Json, moreSpecific: Json): Json {
+  if (!isJsonObject(lessSpecific) || !isJsonObject(moreSpecific)) return moreSpecific;
+  const merged: JsonObject = { ...lessSpecific };
+  for (const [key, value] of Object.entries(moreSpecific)) {
+    merged[key] = key in lessSpecific ? mergeValues(lessSpecific[key] as Json, value) : value;
+  }
+  return merged;
+}
+
+/**
+ * Global parameters, then the node's enabled groups (parents before children), then the node's own
+ * properties (semantics.md §5). Two groups that are not parent and child and give one property
+ * different values fail the node, unless a group below both settles it.
+ */
+export function inheritProperties(compiled: CompiledFleet, node: FleetNode): InheritedProperties {
+  const groups = (compiled.groupsOfNode.get(node.id) ?? [])
+    .map((groupId) => compiled.groups.get(groupId) as Group)
+    .filter((group) => group.enabled);
+  const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
+  groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
+
+  const layers = new Map<string, PropertyLayer[]>();
+  const add = (from: PropertySource, values: Readonly<Record<string, Json>>): void => {
+    for (const name of Object.keys(values).sort(compareCodeUnits)) {
+      layers.set(name, [...(layers.get(name) ?? []), { from, value: values[name] as Json }]);
+    }
+  };
+  add({ source: 'global' }, compiled.fleet.parameters);
+  for (const group of groups) add({ source: 'group', groupId: group.id }, group.properties);
+  add({ source: 'node' }, node.properties);
+
+  const errors: NodeError[] = [];
+  const properties: JsonObject = {};
+  for (const name of [...layers.keys()].sort(compareCodeUnits)) {
+    const stack = layers.get(name) as PropertyLayer[];
+    const conflict = groupConflict(compiled, stack);
+    if (conflict) errors.push({ ...conflict, message: conflict.message.replace('%s', name) });
+    properties[name] = stack.map((layer) => layer.value).reduce(mergeValues);
+  }
+  return { properties, layers, errors };
+}
+
+function groupConflict(compiled: CompiledFleet, stack: readonly PropertyLayer[]): NodeError | undefined {
+  const fromGroups = stack.flatMap((layer) =>
+    layer.from.source === 'group' ? [{ groupId: layer.from.groupId, value: layer.value }] : [],
+  );
+  if (fromGroups.length < 2) return undefined;
+  const isAncestor = (maybeAncestor: string, of: string): boolean =>
+    compiled.ancestors.get(of)?.has(maybeAncestor) ?? false;
+  // The most specific groups: no other group setting the property lies below them.
+  const mostSpecific = fromGroups.filter(
+    (candidate) => !fromGroups.some((other) => isAncestor(candidate.groupId, other.groupId)),
+  );
+  const first = mostSpecific[0];
+  const disagreeing = mostSpecific.filter((entry) => !jsonEqual(entry.value, first?.value ?? null));
+  if (!first || disagreeing.length === 0) return undefined;
+  const groupIds = mostSpecific.map((entry) => entry.groupId).sort(compareCodeUnits);
+  return {
+    code: 'PROPERTY_CONFLICT',
+    message: `Property %s has different values in groups ${groupIds.join(' and ')}, which are not parent and child`,
+    groupIds,
+  };
+}
