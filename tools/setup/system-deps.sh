@@ -34,6 +34,9 @@ if [[ -z "${DATABASE_URL:-}" ]] && ! docker_answers \
   need_package postgresql
 fi
 
+# The engine's tests validate every generated tree with the real cf-promises.
+command -v cf-promises >/dev/null || need_package cfengine3
+
 if ((${#missing_packages[@]} > 0)); then
   command -v apt-get >/dev/null || { say "missing: ${missing_packages[*]}; install them (no apt-get here)"; exit 1; }
   say "installing ${missing_packages[*]} with apt-get"

@@ -1,4 +1,5 @@
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { YAMLParseError } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import type { Criterion, Fleet, FleetCollection, Group, Settings, Target, Technique } from '../model/fleet';
 import { FLEET_COLLECTIONS, ORDERING_MODES, PROPERTY_NAME_PATTERN, settingsSchema } from '../model/fleet';
 import type { Json } from '../model/json';
@@ -31,10 +32,8 @@ export function loadFleet(text: string, format: FleetFormat): ValidationResult {
     parsed =
       format === 'json' ? JSON.parse(text) : parseYaml(text, { prettyErrors: false, uniqueKeys: true });
   } catch (error) {
-    const where =
-      error instanceof YAMLParseError && error.linePos
-        ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
-        : '';
+    const position = (error as Partial<YAMLParseError>).pos;
+    const where = format === 'yaml' && position ? ` at ${lineAndColumn(text, position[0])}` : '';
     return {
       ok: false,
       issues: [
@@ -43,6 +42,11 @@ export function loadFleet(text: string, format: FleetFormat): ValidationResult {
     };
   }
   return validateFleet(parsed);
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${(before[before.length - 1] ?? '').length + 1}`;
 }
 
 /** Validates a parsed fleet file in one pass, reporting every issue with its JSON path. */

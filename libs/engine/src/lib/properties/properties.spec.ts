@@ -1,0 +1,137 @@
+import { compileValid, directive, fleetFile, rule, technique } from '../../testing/builders';
+import { explainNode } from '../explain/explain';
+import { generateNode } from '../generate/generate';
+import { mergeValues } from './inherit';
+
+const propertiesFile = (input: unknown, nodeId = 'n1') =>
+  JSON.parse(
+    generateNode(compileValid(input), nodeId).files.find((f) => f.path.endsWith('properties.json'))
+      ?.content ?? 'null',
+  );
+
+describe('property inheritance (semantics.md §5)', () => {
+  it('merges objects key by key; other values and type changes replace', () => {
+    expect(mergeValues({ a: { x: 1, y: 2 }, l: [1, 2] }, { a: { y: 3, z: 4 }, l: [3] })).toEqual({
+      a: { x: 1, y: 3, z: 4 },
+      l: [3],
+    });
+    expect(mergeValues({ a: { x: 1 } }, { a: 'text' })).toEqual({ a: 'text' });
+  });
+
+  it('global parameters, then groups parents first, then the node; written as {"properties": ...}', () => {
+    const input = fleetFile({
+      parameters: { dc: { name: 'global', ntp: 'pool' }, owner: 'ops' },
+      groups: [
+        { id: 'parent', name: 'P', nodes: ['n1'], properties: { dc: { name: 'parent', dns: '1.1.1.1' } } },
+        {
+          id: 'child',
+          name: 'C',
+          criteria: { all: [{ group: 'parent' }] },
+          properties: { dc: { name: 'child' } },
+        },
+      ],
+      nodes: [{ id: 'n1', hostname: 'n1', properties: { owner: 'alice' } }],
+    });
+    expect(propertiesFile(input)).toEqual({
+      properties: { dc: { name: 'child', dns: '1.1.1.1', ntp: 'pool' }, owner: 'alice' },
+    });
+    const explained = explainNode(compileValid(input), 'n1').properties.find((p) => p.name === 'dc');
+    expect(explained).toMatchObject({ source: 'group', groupId: 'child' });
+    expect(explained?.overrides.map((o) => (o.source === 'group' ? o.groupId : o.source))).toEqual([
+      'global',
+      'parent',
+    ]);
+  });
+
+  it('unrelated groups giving a property different values fail the node with PROPERTY_CONFLICT; equal values are fine', () => {
+    const input = (b: unknown) =>
+      fleetFile({
+        groups: [
+          { id: 'ga', name: 'A', nodes: ['n1'], properties: { dc: 'Paris' } },
+          { id: 'gb', name: 'B', nodes: ['n1'], properties: { dc: b } },
+        ],
+      });
+    const failed = generateNode(compileValid(input('Lyon')), 'n1');
+    expect(failed.status).toBe('failed');
+    expect(failed.errors).toEqual([
+      expect.objectContaining({
+        code: 'PROPERTY_CONFLICT',
+        groupIds: ['ga', 'gb'],
+        message: expect.stringContaining('Property dc'),
+      }),
+    ]);
+    expect(generateNode(compileValid(input('Paris')), 'n1').status).toBe('ok');
+  });
+});
+
+describe('generation-time references in directive values', () => {
+  const withValue = (value: string, extra: Record<string, unknown> = {}) =>
+    generateNode(
+      compileValid(
+        fleetFile({
+          parameters: { dns: '10.0.0.1', list: [1, 'a'] },
+          techniques: [technique('T')],
+          directives: [directive('d', 'T', { parameters: { value } })],
+          rules: [rule('r', ['d'])],
+          nodes: [
+            {
+              id: 'n1',
+              hostname: 'host.example.com',
+              policyServer: 'root',
+              properties: { dc: { dns: '10.75.0.53', n: 3 } },
+            },
+          ],
+          ...extra,
+        }),
+      ),
+      'n1',
+    );
+  const rendered = (value: string) =>
+    withValue(value).files.find((f) => f.path.endsWith('/T.cf'))?.content ?? '';
+
+  it('expands node properties, parameters, node id, hostname and policy server', () => {
+    expect(rendered('${node.properties[dc][dns]}')).toContain('string => "10.75.0.53"');
+    expect(rendered('${node.properties[dc]}')).toContain(
+      'string => "{\\"dns\\":\\"10.75.0.53\\",\\"n\\":3}"',
+    );
+    expect(rendered('${rudder.param.dns}/${rudder.param.list}')).toContain(
+      'string => "10.0.0.1/[1,\\"a\\"]"',
+    );
+    expect(rendered('${rudder.node.id} ${rudder.node.hostname} ${rudder.node.policyserver.id}')).toContain(
+      'string => "n1 host.example.com root"',
+    );
+  });
+
+  it('uses the default of a reference that resolves to nothing, and leaves agent variables alone', () => {
+    expect(rendered('${node.properties[nope] | default = "fallback \\"q\\""}')).toContain(
+      'string => "fallback \\"q\\""',
+    );
+    expect(rendered('$(sys.host) ${sys.fqhost}')).toContain('string => "$(sys.host) ${sys.fqhost}"');
+  });
+
+  it('fails the node with UNKNOWN_VARIABLE naming the directive and the reference', () => {
+    const result = withValue('${rudder.param.missing}');
+    expect(result.status).toBe('failed');
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        code: 'UNKNOWN_VARIABLE',
+        directiveIds: ['d'],
+        message: expect.stringContaining('${rudder.param.missing}'),
+      }),
+    ]);
+  });
+
+  it('fails the node with MISSING_PARAMETER when a required parameter has no value', () => {
+    const result = generateNode(
+      compileValid(
+        fleetFile({
+          techniques: [technique('T')],
+          directives: [{ id: 'd', name: 'd', technique: 'T' }],
+          rules: [rule('r', ['d'])],
+        }),
+      ),
+      'n1',
+    );
+    expect(result.errors.map((e) => e.code)).toEqual(['MISSING_PARAMETER']);
+  });
+});

@@ -1,0 +1,127 @@
+import { directive, fleetFile, rule, technique } from '../../testing/builders';
+import { loadFleet, validateFleet } from './validate';
+
+const issuesOf = (input: unknown) => {
+  const result = validateFleet(input);
+  return result.ok ? [] : result.issues.map((issue) => `${issue.path}: ${issue.message}`);
+};
+
+describe('fleet validation: every issue, with its JSON path', () => {
+  it('accepts a minimal fleet and applies defaults', () => {
+    const result = validateFleet(
+      fleetFile({
+        techniques: [technique('T')],
+        directives: [directive('d', 'T')],
+        rules: [rule('r', ['d'])],
+      }),
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.fleet.settings).toEqual({ ordering: 'alphanumeric', orderingSeed: 0 });
+    expect(result.fleet.directives[0]).toMatchObject({ priority: 5, enabled: true, before: [] });
+    expect(result.fleet.nodes[0]).toMatchObject({ policyServer: 'root', state: 'enabled' });
+  });
+
+  it('reports unknown fields, wrong types, bad ids and priorities out of range together', () => {
+    expect(
+      issuesOf({
+        extra: 1,
+        nodes: [{ id: 'bad id', hostname: 3, colour: 'red' }],
+        directives: [{ id: 'd', name: 'd', technique: 'T', priority: 11 }],
+        techniques: [technique('T')],
+      }).sort(),
+    ).toEqual(
+      [
+        '$.extra: unknown field',
+        '$.directives[0].priority: must be from 0 (highest) to 10 (lowest)',
+        '$.nodes[0].colour: unknown field',
+        '$.nodes[0].id: must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+        '$.nodes[0].hostname: expected string, got number 3',
+      ].sort(),
+    );
+  });
+
+  it('reports duplicate ids, dangling references and unknown parameters', () => {
+    const issues = issuesOf(
+      fleetFile({
+        techniques: [technique('T')],
+        directives: [
+          directive('d', 'T', { before: ['ghost'] }),
+          directive('d', 'T'),
+          directive('e', 'missing'),
+          directive('f', 'T', { parameters: { typo: 1 } }),
+        ],
+        rules: [rule('r', ['d', 'nope'], { targets: ['group:g0', 'policyServer:r9'] })],
+        groups: [{ id: 'g', name: 'g', nodes: ['n9'] }],
+        nodes: [{ id: 'n1', hostname: 'h', policyServer: 'relay-x' }],
+        relationships: [{ from: 'd', to: 'zz', kind: '->' }],
+      }),
+    );
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        '$.directives[1].id: duplicate directive d (first at $.directives[0])',
+        '$.directives[0].before[0]: unknown directive ghost',
+        '$.directives[2].technique: unknown technique missing',
+        '$.directives[3].parameters.typo: technique T 1.0 has no parameter typo',
+        '$.relationships[0].to: unknown directive zz',
+        '$.rules[0].directives[1]: unknown directive nope',
+        '$.rules[0].targets[0]: unknown group g0',
+        '$.rules[0].targets[1]: unknown policy server r9 (root or a relay id)',
+        '$.groups[0].nodes[0]: unknown node n9',
+        '$.nodes[0].policyServer: unknown policy server relay-x (root or a relay id)',
+      ]),
+    );
+  });
+
+  it('reports unknown policyGeneration, group membership cycles and bad property namespaces', () => {
+    const issues = issuesOf(
+      fleetFile({
+        techniques: [technique('T', { policyGeneration: 'splitted' })],
+        groups: [
+          { id: 'a', name: 'a', criteria: { all: [{ group: 'b' }] } },
+          { id: 'b', name: 'b', criteria: { any: [{ group: 'a' }] }, properties: { 'bad-name': 1 } },
+        ],
+      }),
+    );
+    expect(issues).toEqual([
+      '$.techniques[0].policyGeneration: must be one of "merged", "separated", "separated-with-parameters", got string "splitted"',
+      '$.groups[1].properties["bad-name"]: property names (namespaces) must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$',
+      '$.groups[0].criteria: group membership cycle: a -> b -> a',
+    ]);
+  });
+
+  it('reports criteria that cannot work and templates naming no parameter', () => {
+    const issues = issuesOf(
+      fleetFile({
+        techniques: [
+          technique('T', { promises: [{ type: 'vars', promiser: '{{nope}}', attributes: { string: 'x' } }] }),
+        ],
+        groups: [
+          {
+            id: 'g',
+            name: 'g',
+            criteria: {
+              all: [
+                { fact: 'x', op: 'regex', value: '(' },
+                { fact: 'y', op: 'in', value: 'a' },
+              ],
+            },
+          },
+        ],
+      }),
+    );
+    expect(issues).toEqual([
+      '$.techniques[0].promises[0].promiser: {{nope}} names no parameter of the technique',
+      expect.stringMatching(/^\$\.groups\[0\]\.criteria\.all\[0\]\.value: not a valid regular expression/),
+      '$.groups[0].criteria.all[1].value: in needs a list of values',
+    ]);
+  });
+
+  it('reads YAML and reports syntax errors with their place', () => {
+    expect(loadFleet('nodes:\n  - id: n1\n    hostname: h\n', 'yaml').ok).toBe(true);
+    const broken = loadFleet('nodes: [\n', 'yaml');
+    expect(!broken.ok && broken.issues[0]?.message).toMatch(/^not valid YAML at line \d+, column \d+/);
+    const json = loadFleet('{"nodes": [', 'json');
+    expect(!json.ok && json.issues[0]?.path).toBe('$');
+  });
+});
