@@ -1,0 +1,4 @@
+export default {
+  displayName: 'fleets',
+  preset: '../../jest.preset.js',
+};

@@ -1,0 +1,13 @@
+export { buildDemoFleet, buildDemoFleetFile, DEMO_RELAYS } from './lib/demo/demo-fleet';
+export type {
+  FleetFile,
+  TechniqueInput,
+  DirectiveInput,
+  RelationshipInput,
+  RuleInput,
+  GroupInput,
+  NodeInput,
+  RelayInput,
+} from './lib/fleet-file';
+export { mulberry32, weighted, sample } from './lib/random';
+export type { Random } from './lib/random';
