@@ -118,7 +118,10 @@ function resolveInstance(
 ): ResolvedInstance {
   const { directive, technique, rule } = draft;
   const values: Record<string, Json> = {};
-  for (const parameter of technique.parameters) {
+  // Declared parameters are a set: their order in the technique must not change any output.
+  for (const parameter of [...technique.parameters].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
     const given = directive.parameters[parameter.name] ?? parameter.default;
     if (given === undefined) {
       if (parameter.required) {

@@ -73,7 +73,8 @@ export function buildPolicyGraph(
   for (const directiveId of [...policyOf.keys()].sort(compareCodeUnits)) {
     const relations = metaparametersOf(directiveId);
     for (const kind of ['before', 'require', 'notify', 'subscribe'] as const) {
-      for (const other of relations[kind]) {
+      // A set: its declared order must not change the node's errors (nor its bytes).
+      for (const other of [...new Set(relations[kind])].sort(compareCodeUnits)) {
         if (!policyOf.has(other)) {
           if (!existingDirectives.has(other)) continue; // the validator reports unknown ids
           const dependency = kind === 'require' || kind === 'subscribe';

@@ -38,9 +38,12 @@ export function policyBundleName(policy: FormedPolicy): string {
   return cfIdentifier(policy.id);
 }
 
-/** The parameterised bundle a separated-with-parameters technique version shares among its directives. */
+/**
+ * The parameterised bundle of a separated-with-parameters policy. One per policy, not one per
+ * technique: each carries its own refresh context and repair marking.
+ */
 function parameterisedBundleName(policy: FormedPolicy): string {
-  return cfIdentifier(`${policy.technique.id}@${policy.technique.version}`);
+  return cfIdentifier(`${policy.id}@${policy.technique.version}`);
 }
 
 export function repairedClass(policy: FormedPolicy): string {
@@ -69,12 +72,12 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
     const marksRepairs = notifiers.has(policy.id) ? repairedClass(policy) : undefined;
 
     if (policy.kind === 'separated-with-parameters') {
-      const shared = parameterisedBundleName(policy);
-      const parameters = policy.technique.parameters.map((parameter) => parameter.name);
+      const parameterised = parameterisedBundleName(policy);
+      const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
       const promises = promisesOf(policy, (name) => `$(${name})`, refreshContext, marksRepairs);
-      const sharedPath = `${directory}/${shared}.cf`;
-      files.set(`${ROOT}/${sharedPath}`, renderAgentBundle(shared, parameters, promises));
-      if (!inputs.includes(sharedPath)) inputs.push(sharedPath);
+      const parameterisedPath = `${directory}/${shared}.cf`;
+      files.set(`${ROOT}/${parameterisedPath}`, renderAgentBundle(parameterised, parameters, promises));
+      inputs.push(parameterisedPath);
       const values = (instances[0] as ResolvedInstance).values;
       const callPath = `${directory}/${bundle}.cf`;
       files.set(
@@ -82,7 +85,7 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
         renderMethodsCall(
           bundle,
           policy.drafts[0]?.directive.id ?? policy.id,
-          shared,
+          parameterised,
           parameters.map((name) => textOfValue(values[name] as Json)),
         ),
       );

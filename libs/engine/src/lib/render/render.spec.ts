@@ -50,10 +50,10 @@ describe('CFEngine rendering (semantics.md §4)', () => {
 
   it('renders separated-with-parameters as one parameterised bundle and a call per directive', () => {
     const text = bundleText('separated-with-parameters', ['x', 'y']);
-    expect(text).toMatch(/bundle agent T_1_0_[0-9a-f]{8}\(value\)/);
+    expect(text).toMatch(/bundle agent T_d0_1_0_[0-9a-f]{8}\(value\)/);
     expect(text).toContain('"v_$(value)"');
-    expect(text).toMatch(/usebundle => T_1_0_[0-9a-f]{8}\("x"\);/);
-    expect(text).toMatch(/usebundle => T_1_0_[0-9a-f]{8}\("y"\);/);
+    expect(text).toMatch(/usebundle => T_d0_1_0_[0-9a-f]{8}\("x"\);/);
+    expect(text).toMatch(/usebundle => T_d1_1_0_[0-9a-f]{8}\("y"\);/);
   });
 
   it('maps ids to CFEngine identifiers one-to-one', () => {
