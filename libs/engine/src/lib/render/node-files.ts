@@ -75,7 +75,7 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
       const parameterised = parameterisedBundleName(policy);
       const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
       const promises = promisesOf(policy, (name) => `$(${name})`, refreshContext, marksRepairs);
-      const parameterisedPath = `${directory}/${shared}.cf`;
+      const parameterisedPath = `${directory}/${parameterised}.cf`;
       files.set(`${ROOT}/${parameterisedPath}`, renderAgentBundle(parameterised, parameters, promises));
       inputs.push(parameterisedPath);
       const values = (instances[0] as ResolvedInstance).values;
