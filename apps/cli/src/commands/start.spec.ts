@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANSI_ESCAPE, STACK_LINE, buildCli, removeDir, runCli, tempDir } from '../testing/cli-harness';
@@ -35,5 +36,29 @@ describe('policygen start', () => {
     const validate = runCli(['validate', '--fleet', join(out, 'demo.fleet.json')]);
     expect(validate.status).toBe(0);
     expect(validate.stdout).toMatch(/^valid: 300 nodes, 2 relays/);
+
+    // Every demo tree is valid CFEngine for the real cf-promises (never skipped: a missing binary fails).
+    const rejected = nodeDirectories.flatMap((node) => {
+      const check = spawnSync(
+        'cf-promises',
+        [
+          '--full-check',
+          '-w',
+          join(dir, 'cf-work'),
+          '-f',
+          join(out, node, 'rules/cfengine-community/promises.cf'),
+        ],
+        {
+          encoding: 'utf8',
+        },
+      );
+      if (check.error)
+        throw new Error(
+          `cf-promises could not run (install Debian package cfengine3): ${check.error.message}`,
+        );
+      const output = `${check.stdout}${check.stderr}`;
+      return check.status === 0 && !/error:/.test(output) ? [] : [`${node}: ${output}`];
+    });
+    expect(rejected).toEqual([]);
   });
 });
