@@ -117,6 +117,12 @@ describe('fleet validation: every issue, with its JSON path', () => {
     ]);
   });
 
+  it('reserves the system bundle names', () => {
+    expect(issuesOf(fleetFile({ techniques: [technique('node')] }))).toEqual([
+      '$.techniques[0].id: node is reserved for a system bundle',
+    ]);
+  });
+
   it('reads YAML and reports syntax errors with their place', () => {
     expect(loadFleet('nodes:\n  - id: n1\n    hostname: h\n', 'yaml').ok).toBe(true);
     const broken = loadFleet('nodes: [\n', 'yaml');

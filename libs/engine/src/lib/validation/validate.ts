@@ -285,7 +285,12 @@ function checkReferences(parsed: ParsedCollections, report: Report): void {
   }
 }
 
+/** Bundle names of the system bundles; a technique's policy bundle must not take one. */
+const RESERVED_TECHNIQUE_IDS = new Set(['node', 'policygen_node']);
+
 function checkTechnique(technique: Technique, path: PathSegment[], report: Report): void {
+  if (RESERVED_TECHNIQUE_IDS.has(technique.id))
+    report([...path, 'id'], `${technique.id} is reserved for a system bundle`);
   const names = new Set<string>();
   technique.parameters.forEach((parameter, index) => {
     if (names.has(parameter.name))
