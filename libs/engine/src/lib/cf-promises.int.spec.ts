@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { arbitraryFleet } from '../testing/fleet-arbitrary';
-import { compileFleet } from './generate/compile';
+import { compileFleet } from './index/fleet-index';
 import { generateNode } from './generate/generate';
 import type { NodeBundle } from './generate/types';
 import type { ValidationResult } from './validation/validate';

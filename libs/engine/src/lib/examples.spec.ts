@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileFleet } from './generate/compile';
+import { compileFleet } from './index/fleet-index';
 import { generateNode } from './generate/generate';
 import { explainNode } from './explain/explain';
 import { loadFleet } from './validation/validate';

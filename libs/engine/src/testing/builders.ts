@@ -1,5 +1,5 @@
-import type { CompiledFleet } from '../lib/generate/compile';
-import { compileFleet } from '../lib/generate/compile';
+import type { CompiledFleet } from '../lib/index/fleet-index';
+import { compileFleet } from '../lib/index/fleet-index';
 import { validateFleet } from '../lib/validation/validate';
 
 type Entity = Record<string, unknown>;

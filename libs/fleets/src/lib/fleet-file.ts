@@ -34,3 +34,7 @@ export interface FleetFile {
   nodes: NodeInput[];
   relays: RelayInput[];
 }
+
+/** A group's dynamic criteria (`{all: [...]}` or `{any: [...]}`), as written. */
+export type CriteriaInput = NonNullable<GroupInput['criteria']>;
+export type CriterionInput = Extract<CriteriaInput, { all: unknown }>['all'][number];

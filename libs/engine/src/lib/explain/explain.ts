@@ -1,4 +1,4 @@
-import type { CompiledFleet } from '../generate/compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeComputation } from '../generate/compute-node';
 import { computeNode } from '../generate/compute-node';
 import { bundleOf } from '../generate/generate';
@@ -43,7 +43,7 @@ export function explainNode(
       policy,
       index,
       computation,
-      compiled.fleet.settings.orderingSeed,
+      compiled.settings.orderingSeed,
       manifestPolicies.get(policy.id),
     ),
   );

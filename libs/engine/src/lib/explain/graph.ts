@@ -1,4 +1,4 @@
-import type { CompiledFleet } from '../generate/compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import { computeNode } from '../generate/compute-node';
 import type { GenerateOptions } from '../generate/types';
 

@@ -1,15 +1,16 @@
 import type { Draft, FormedPolicy } from '../merge/policies';
 import { draftsOfNode, formPolicies } from '../merge/policies';
-import type { FleetNode, OrderingMode } from '../model/fleet';
+import type { FleetNode, OrderingMode, TechniqueParameter } from '../model/fleet';
 import { ORDERING_MODES } from '../model/fleet';
-import type { Json } from '../model/json';
+import type { Json, JsonObject } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
-import { expandReferences } from '../properties/expand';
+import type { ExpansionContext } from '../properties/expand';
+import { expandReferences, hasGenerationReferences } from '../properties/expand';
 import type { InheritedProperties } from '../properties/inherit';
 import { inheritProperties } from '../properties/inherit';
 import { ORDERING_PROPERTY } from '../validation/validate';
-import type { CompiledFleet } from './compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import type { GenerateOptions, NodeError } from './types';
 
 /** One directive's values in a policy, every technique parameter filled and expanded. */
@@ -43,7 +44,7 @@ export function computeNode(
   if (!node) throw new Error(`unknown node ${nodeId}`);
   const inherited = inheritProperties(compiled, node);
   const ordering = orderingOf(compiled, inherited.properties[ORDERING_PROPERTY], options);
-  const compare = orderingComparator(ordering.mode, compiled.fleet.settings.orderingSeed);
+  const compare = orderingComparator(ordering.mode, compiled.settings.orderingSeed);
   if (node.state === 'ignored') {
     return {
       node,
@@ -62,25 +63,30 @@ export function computeNode(
 
   const drafts = node.state === 'empty-policies' ? [] : draftsOfNode(compiled, nodeId);
   const formed = formPolicies(drafts);
-  const errors: NodeError[] = [...formed.errors, ...inherited.errors];
-
+  const missing: NodeError[] = [];
+  const unknown: NodeError[] = [];
+  const context = expansionContext(compiled, node, inherited.properties);
   const instances = new Map<string, ResolvedInstance[]>();
   for (const policy of formed.policies) {
     instances.set(
       policy.id,
-      policy.drafts.map((draft) => resolveInstance(compiled, node, inherited, draft, errors)),
+      policy.drafts.map((draft) => {
+        missing.push(...missingParameters(draft));
+        const resolved = resolveValues(draft, context);
+        unknown.push(...resolved.unknown);
+        return { draft, values: resolved.values };
+      }),
     );
   }
 
   const graph = buildPolicyGraph(
     formed.policies,
-    new Set(compiled.directives.keys()),
+    compiled.directives,
     (directiveId) => compiled.directives.get(directiveId) as Draft['directive'],
-    compiled.fleet.relationships,
+    compiled.relationships,
   );
-  errors.push(...graph.errors);
   const ordered = orderPolicies(formed.policies, graph.edges, compare);
-  errors.push(...ordered.errors);
+  const errors = [...formed.errors, ...inherited.errors, ...missing, ...unknown, ...graph.errors, ...ordered.errors];
 
   return {
     node,
@@ -97,7 +103,7 @@ export function computeNode(
   };
 }
 
-function orderingOf(
+export function orderingOf(
   compiled: CompiledFleet,
   property: Json | undefined,
   options: GenerateOptions,
@@ -106,44 +112,70 @@ function orderingOf(
   if (typeof property === 'string' && (ORDERING_MODES as readonly string[]).includes(property)) {
     return { mode: property as OrderingMode, source: 'node property' };
   }
-  return { mode: compiled.fleet.settings.ordering, source: 'fleet' };
+  return { mode: compiled.settings.ordering, source: 'fleet' };
 }
 
-function resolveInstance(
+export function expansionContext(
   compiled: CompiledFleet,
   node: FleetNode,
-  inherited: InheritedProperties,
-  draft: Draft,
-  errors: NodeError[],
-): ResolvedInstance {
+  properties: JsonObject,
+): ExpansionContext {
+  return {
+    properties,
+    parameters: compiled.parameters,
+    nodeId: node.id,
+    hostname: node.hostname,
+    policyServerId: node.policyServer,
+  };
+}
+
+/** Declared parameters are a set: their order in the technique must not change any output. */
+function sortedParameters(draft: Draft): TechniqueParameter[] {
+  return [...draft.technique.parameters].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Required parameters a directive leaves unset: the node fails whatever it is. */
+export function missingParameters(draft: Draft): NodeError[] {
   const { directive, technique, rule } = draft;
+  return sortedParameters(draft)
+    .filter((parameter) => parameter.required && (directive.parameters[parameter.name] ?? parameter.default) === undefined)
+    .map((parameter) => ({
+      code: 'MISSING_PARAMETER',
+      message: `Directive[${directive.id}] does not set the required parameter ${parameter.name} of technique ${technique.id} ${technique.version}`,
+      directiveIds: [directive.id],
+      ruleIds: [rule.id],
+    }));
+}
+
+/** Whether a draft's values depend on the node (hold a generation-time reference). */
+export function dependsOnNode(draft: Draft): boolean {
+  return draft.technique.parameters.some((parameter) => {
+    const given = draft.directive.parameters[parameter.name] ?? parameter.default;
+    return given !== undefined && hasGenerationReferences(given);
+  });
+}
+
+/** Every technique parameter of a draft filled (unset ones are empty) and expanded for a node. */
+export function resolveValues(
+  draft: Draft,
+  context: ExpansionContext | undefined,
+): { values: Record<string, Json>; unknown: NodeError[] } {
+  const { directive, rule } = draft;
   const values: Record<string, Json> = {};
-  // Declared parameters are a set: their order in the technique must not change any output.
-  for (const parameter of [...technique.parameters].sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-  )) {
+  const unknown: NodeError[] = [];
+  for (const parameter of sortedParameters(draft)) {
     const given = directive.parameters[parameter.name] ?? parameter.default;
     if (given === undefined) {
-      if (parameter.required) {
-        errors.push({
-          code: 'MISSING_PARAMETER',
-          message: `Directive[${directive.id}] does not set the required parameter ${parameter.name} of technique ${technique.id} ${technique.version}`,
-          directiveIds: [directive.id],
-          ruleIds: [rule.id],
-        });
-      }
       values[parameter.name] = '';
       continue;
     }
-    const expanded = expandReferences(given, {
-      properties: inherited.properties,
-      parameters: compiled.fleet.parameters,
-      nodeId: node.id,
-      hostname: node.hostname,
-      policyServerId: node.policyServer,
-    });
+    if (!context) {
+      values[parameter.name] = given;
+      continue;
+    }
+    const expanded = expandReferences(given, context);
     for (const reference of expanded.unknown) {
-      errors.push({
+      unknown.push({
         code: 'UNKNOWN_VARIABLE',
         message: `Directive[${directive.id}] parameter ${parameter.name}: ${reference} resolves to nothing and has no default`,
         directiveIds: [directive.id],
@@ -152,5 +184,5 @@ function resolveInstance(
     }
     values[parameter.name] = expanded.value;
   }
-  return { draft, values };
+  return { values, unknown };
 }

@@ -1,10 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { FormedPolicy } from '../merge/policies';
+import type { OrderingMode } from '../model/fleet';
+import type { JsonObject } from '../model/json';
+import type { PolicyEdge } from '../ordering/order';
 import { GENERATED_AT_FILE, policyBundleName, renderNodeFiles } from '../render/node-files';
-import type { CompiledFleet } from './compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeComputation } from './compute-node';
 import { computeNode } from './compute-node';
-import type { BundleFile, GenerateOptions, ManifestPolicy, NodeBundle, PolicyManifest } from './types';
+import type {
+  BundleFile,
+  GenerateOptions,
+  ManifestPolicy,
+  NodeBundle,
+  NodeError,
+  PolicyManifest,
+} from './types';
 
 export const MANIFEST_FILE = 'policy-manifest.json';
 
@@ -12,7 +22,26 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Generates one node's bundle. Pure: the same inputs give the same bytes. */
+export function bundleFile(path: string, content: string): BundleFile {
+  return { path, content, sha256: sha256(content) };
+}
+
+const byPath = (a: { path: string }, b: { path: string }): number =>
+  a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+
+/** `sha256:<hex>` over every file's path and digest, sorted by path, but the generation timestamp. */
+export function bundleHash(files: readonly { readonly path: string; readonly sha256: string }[]): string {
+  const lines = files
+    .filter((file) => file.path !== GENERATED_AT_FILE)
+    .sort(byPath)
+    .map((file) => `${file.path}\u0000${file.sha256}\n`);
+  return `sha256:${sha256(lines.join(''))}`;
+}
+
+/**
+ * Generates one node's bundle the direct way: every step from scratch, nothing cached. It is the
+ * reference the incremental engine is tested against, and what `explain` shows.
+ */
 export function generateNode(
   compiled: CompiledFleet,
   nodeId: string,
@@ -23,52 +52,73 @@ export function generateNode(
 
 export function bundleOf(computation: NodeComputation, options: GenerateOptions): NodeBundle {
   const nodeId = computation.node.id;
-  if (computation.status === 'ignored') {
-    return { nodeId, status: 'ignored', errors: [], files: [], manifest: null, hash: null };
-  }
-  const ok = computation.status === 'ok';
-  const rendered = ok ? renderNodeFiles(computation, options.generatedAt ?? 0) : new Map<string, string>();
-  const files: BundleFile[] = [...rendered.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, content]) => ({ path, content, sha256: sha256(content) }));
-  const hashed = files.filter((file) => file.path !== GENERATED_AT_FILE);
-  const hash = ok
-    ? `sha256:${sha256(hashed.map((file) => `${file.path}\u0000${file.sha256}\n`).join(''))}`
-    : null;
+  if (computation.status === 'ignored') return ignoredBundle(nodeId);
+  const rendered =
+    computation.status === 'ok'
+      ? renderNodeFiles(computation, options.generatedAt ?? 0)
+      : new Map<string, string>();
+  return assembleBundle(
+    {
+      nodeId,
+      status: computation.status,
+      errors: computation.errors,
+      ordering: computation.ordering.mode,
+      policies: manifestPolicies(computation.policies, computation.edges),
+      properties: computation.inherited.properties,
+      files: [...rendered].map(([path, content]) => bundleFile(path, content)),
+    },
+    options,
+  );
+}
 
+export function ignoredBundle(nodeId: string): NodeBundle {
+  return { nodeId, status: 'ignored', errors: [], files: [], manifest: null, hash: null };
+}
+
+/** What a bundle is made of before its manifest: every file but the manifest (none when failed). */
+export interface BundleParts {
+  readonly nodeId: string;
+  readonly status: 'ok' | 'failed';
+  readonly errors: readonly NodeError[];
+  readonly ordering: OrderingMode;
+  readonly policies: readonly ManifestPolicy[];
+  readonly properties: JsonObject;
+  readonly files: readonly BundleFile[];
+}
+
+/** The bundle with its manifest (outputs.md); the hash covers every file but manifest and timestamp. */
+export function assembleBundle(parts: BundleParts, options: GenerateOptions): NodeBundle {
+  const ok = parts.status === 'ok';
+  const files = [...parts.files].sort(byPath);
+  const hash = ok ? bundleHash(files) : null;
   const manifest: PolicyManifest = {
     schemaVersion: 1,
-    nodeId,
+    nodeId: parts.nodeId,
     configRevision: options.revision ?? 0,
-    status: ok ? 'ok' : 'failed',
-    errors: computation.errors,
-    ordering: computation.ordering.mode,
-    policies: computation.policies.map((policy) => manifestPolicy(policy, computation)),
-    properties: computation.inherited.properties,
+    status: parts.status,
+    errors: parts.errors,
+    ordering: parts.ordering,
+    policies: parts.policies,
+    properties: parts.properties,
     files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
     hash,
   };
-  const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
-  const manifestFile: BundleFile = {
-    path: MANIFEST_FILE,
-    content: manifestText,
-    sha256: sha256(manifestText),
-  };
+  const manifestFile = bundleFile(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
   return {
-    nodeId,
-    status: computation.status,
-    errors: computation.errors,
-    files: [manifestFile, ...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    nodeId: parts.nodeId,
+    status: parts.status,
+    errors: parts.errors,
+    files: [manifestFile, ...files].sort(byPath),
     manifest,
     hash,
   };
 }
 
-function manifestPolicy(policy: FormedPolicy, computation: NodeComputation): ManifestPolicy {
-  const after = [
-    ...new Set(computation.edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from)),
-  ].sort();
-  return {
+export function manifestPolicies(
+  policies: readonly FormedPolicy[],
+  edges: readonly PolicyEdge[],
+): ManifestPolicy[] {
+  return policies.map((policy) => ({
     id: policy.id,
     technique: { id: policy.technique.id, version: policy.technique.version },
     generation: policy.kind,
@@ -84,6 +134,6 @@ function manifestPolicy(policy: FormedPolicy, computation: NodeComputation): Man
       priority: draft.directive.priority,
       by: draft.by,
     })),
-    after,
-  };
+    after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
+  }));
 }

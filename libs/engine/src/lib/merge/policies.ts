@@ -1,4 +1,4 @@
-import type { CompiledFleet } from '../generate/compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeError } from '../generate/types';
 import type { Directive, PolicyGeneration, Rule, Technique } from '../model/fleet';
 import { compareCaseInsensitive, compareCodeUnits } from '../text/compare';
@@ -51,8 +51,13 @@ export function priorityThenNames(a: Draft, b: Draft): number {
 
 /** Every (rule, directive) pair of the node whose directive is enabled, each pair once. */
 export function draftsOfNode(compiled: CompiledFleet, nodeId: string): Draft[] {
+  return draftsOfRules(compiled, compiled.rulesOfNode.get(nodeId) ?? []);
+}
+
+/** The drafts a set of rules gives (sorted rule ids): a node's drafts depend on its rules only. */
+export function draftsOfRules(compiled: CompiledFleet, ruleIds: readonly string[]): Draft[] {
   const drafts: Draft[] = [];
-  for (const ruleId of compiled.rulesOfNode.get(nodeId) ?? []) {
+  for (const ruleId of ruleIds) {
     const rule = compiled.rules.get(ruleId) as Rule;
     for (const directiveId of new Set(rule.directives)) {
       const directive = compiled.directives.get(directiveId);

@@ -37,7 +37,7 @@ export interface PolicyGraph {
  */
 export function buildPolicyGraph(
   policies: readonly FormedPolicy[],
-  existingDirectives: ReadonlySet<string>,
+  existingDirectives: { has(id: string): boolean },
   metaparametersOf: (directiveId: string) => RelationshipSource,
   fleetRelationships: readonly { readonly from: string; readonly to: string; readonly kind: '->' | '~>' }[],
 ): PolicyGraph {

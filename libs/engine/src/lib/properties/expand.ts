@@ -62,3 +62,14 @@ function resolve(
   if (nodeField === 'hostname') return context.hostname;
   return context.policyServerId;
 }
+
+/** Whether a value holds a generation-time reference anywhere: its expansion depends on the node. */
+export function hasGenerationReferences(value: Json): boolean {
+  if (typeof value === 'string') {
+    REFERENCE.lastIndex = 0;
+    return REFERENCE.test(value);
+  }
+  if (Array.isArray(value)) return value.some(hasGenerationReferences);
+  if (isJsonObject(value)) return Object.values(value).some(hasGenerationReferences);
+  return false;
+}

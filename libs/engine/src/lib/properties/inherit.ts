@@ -1,4 +1,4 @@
-import type { CompiledFleet } from '../generate/compile';
+import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeError } from '../generate/types';
 import type { FleetNode, Group } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
@@ -33,37 +33,73 @@ export function mergeValues(lessSpecific: Json, moreSpecific: Json): Json {
   return merged;
 }
 
-/**
- * Global parameters, then the node's enabled groups (parents before children), then the node's own
- * properties (semantics.md §5). Two groups that are not parent and child and give one property
- * different values fail the node, unless a group below both settles it.
- */
-export function inheritProperties(compiled: CompiledFleet, node: FleetNode): InheritedProperties {
-  const groups = (compiled.groupsOfNode.get(node.id) ?? [])
-    .map((groupId) => compiled.groups.get(groupId) as Group)
-    .filter((group) => group.enabled);
-  const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
-  groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
+/** Global parameters and a set of groups, merged: every level below the node's own. */
+export interface GroupLevels {
+  /** Property name → the levels that set it, least specific first (global, then groups). */
+  readonly layers: ReadonlyMap<string, readonly PropertyLayer[]>;
+  readonly merged: ReadonlyMap<string, Json>;
+  /** One PROPERTY_CONFLICT per property two unrelated groups disagree on, by property name. */
+  readonly conflicts: readonly NodeError[];
+}
 
+/** The enabled groups of a node, parents before children, then by id: the order levels apply in. */
+export function levelGroups(compiled: CompiledFleet, groupIds: readonly string[]): Group[] {
+  const groups = groupIds.map((groupId) => compiled.groups.get(groupId) as Group).filter((group) => group.enabled);
+  const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
+  return groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
+}
+
+/** Global parameters then the given groups (from `levelGroups`), merged and checked for conflicts. */
+export function groupLevels(compiled: CompiledFleet, groups: readonly Group[]): GroupLevels {
   const layers = new Map<string, PropertyLayer[]>();
   const add = (from: PropertySource, values: Readonly<Record<string, Json>>): void => {
     for (const name of Object.keys(values).sort(compareCodeUnits)) {
       layers.set(name, [...(layers.get(name) ?? []), { from, value: values[name] as Json }]);
     }
   };
-  add({ source: 'global' }, compiled.fleet.parameters);
+  add({ source: 'global' }, compiled.parameters);
   for (const group of groups) add({ source: 'group', groupId: group.id }, group.properties);
-  add({ source: 'node' }, node.properties);
-
-  const errors: NodeError[] = [];
-  const properties: JsonObject = {};
+  const conflicts: NodeError[] = [];
+  const merged = new Map<string, Json>();
   for (const name of [...layers.keys()].sort(compareCodeUnits)) {
     const stack = layers.get(name) as PropertyLayer[];
     const conflict = groupConflict(compiled, stack);
-    if (conflict) errors.push({ ...conflict, message: conflict.message.replace('%s', name) });
-    properties[name] = stack.map((layer) => layer.value).reduce(mergeValues);
+    if (conflict) conflicts.push({ ...conflict, message: conflict.message.replace('%s', name) });
+    merged.set(name, stack.map((layer) => layer.value).reduce(mergeValues));
   }
-  return { properties, layers, errors };
+  return { layers, merged, conflicts };
+}
+
+/** The node's own properties over its levels: the node's merged properties, keys sorted. */
+export function nodeProperties(levels: GroupLevels, node: FleetNode): JsonObject {
+  const names = new Set([...levels.merged.keys(), ...Object.keys(node.properties)]);
+  const properties: JsonObject = {};
+  for (const name of [...names].sort(compareCodeUnits)) {
+    const below = levels.merged.get(name);
+    const own = node.properties[name];
+    properties[name] = (
+      below === undefined ? own : own === undefined ? below : mergeValues(below, own)
+    ) as Json;
+  }
+  return properties;
+}
+
+/**
+ * Global parameters, then the node's enabled groups (parents before children), then the node's own
+ * properties (semantics.md §5). Two groups that are not parent and child and give one property
+ * different values fail the node, unless a group below both settles it.
+ */
+export function inheritProperties(
+  compiled: CompiledFleet,
+  node: FleetNode,
+  levels: GroupLevels = groupLevels(compiled, levelGroups(compiled, compiled.groupsOfNode.get(node.id) ?? [])),
+): InheritedProperties {
+  const layers = new Map<string, PropertyLayer[]>();
+  for (const [name, stack] of levels.layers) layers.set(name, [...stack]);
+  for (const name of Object.keys(node.properties).sort(compareCodeUnits)) {
+    layers.set(name, [...(layers.get(name) ?? []), { from: { source: 'node' }, value: node.properties[name] as Json }]);
+  }
+  return { properties: nodeProperties(levels, node), layers, errors: levels.conflicts };
 }
 
 function groupConflict(compiled: CompiledFleet, stack: readonly PropertyLayer[]): NodeError | undefined {

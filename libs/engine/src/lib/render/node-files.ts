@@ -3,6 +3,7 @@ import type { AgentPromiseType, PromiseTemplate } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import { isJsonObject } from '../model/json';
 import type { NodeComputation, ResolvedInstance } from '../generate/compute-node';
+import type { PolicyEdge } from '../ordering/order';
 import type { ConcretePromise } from './cfengine';
 import {
   cfIdentifier,
@@ -50,68 +51,117 @@ export function repairedClass(policy: FormedPolicy): string {
   return `policygen_repaired_${policyBundleName(policy)}`;
 }
 
+/** How a policy takes part in its node's relationships: refreshed by whom, marking its repairs. */
+export interface PolicyContext {
+  /** Class expression of the notifying policies' repairs: guards the refresh promises. */
+  readonly refreshContext: string | undefined;
+  /** The class this policy's repairs set, when some policy is notified by it. */
+  readonly marksRepairs: string | undefined;
+}
+
+export function policyContexts(
+  policies: readonly FormedPolicy[],
+  edges: readonly PolicyEdge[],
+): Map<string, PolicyContext> {
+  const byId = new Map(policies.map((policy) => [policy.id, policy]));
+  const notifiers = new Set(edges.filter((edge) => edge.refresh).map((edge) => edge.from));
+  const contexts = new Map<string, PolicyContext>();
+  for (const policy of policies) {
+    const refreshSources = edges
+      .filter((edge) => edge.refresh && edge.to === policy.id)
+      .map((edge) => repairedClass(byId.get(edge.from) as FormedPolicy));
+    contexts.set(policy.id, {
+      refreshContext: refreshSources.length > 0 ? [...new Set(refreshSources)].sort().join('|') : undefined,
+      marksRepairs: notifiers.has(policy.id) ? repairedClass(policy) : undefined,
+    });
+  }
+  return contexts;
+}
+
+/** A policy's files (path under the bundle root → content) and the inputs promises.cf lists. */
+export interface RenderedPolicy {
+  readonly files: readonly (readonly [string, string])[];
+  readonly inputs: readonly string[];
+  readonly bundle: string;
+}
+
+/** The bundle a policy is called by and the files promises.cf lists for it (values do not matter). */
+export function policyLayout(policy: FormedPolicy): Omit<RenderedPolicy, 'files'> {
+  const directory = `${policy.technique.id}/${policy.technique.version}`;
+  const bundle = policyBundleName(policy);
+  if (policy.kind === 'separated-with-parameters')
+    return { bundle, inputs: [`${directory}/${parameterisedBundleName(policy)}.cf`, `${directory}/${bundle}.cf`] };
+  return { bundle, inputs: [`${directory}/${bundle}.cf`] };
+}
+
+export function renderPolicy(
+  policy: FormedPolicy,
+  instances: readonly { readonly values: Readonly<Record<string, Json>> }[],
+  context: PolicyContext,
+): RenderedPolicy {
+  const { bundle, inputs } = policyLayout(policy);
+  const { refreshContext, marksRepairs } = context;
+  if (policy.kind === 'separated-with-parameters') {
+    const parameterised = parameterisedBundleName(policy);
+    const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
+    const promises = promisesOf(policy, (name) => `$(${name})`, refreshContext, marksRepairs);
+    const [parameterisedPath, callPath] = inputs as [string, string];
+    const values = (instances[0] as ResolvedInstance).values;
+    return {
+      bundle,
+      inputs,
+      files: [
+        [`${ROOT}/${parameterisedPath}`, renderAgentBundle(parameterised, parameters, promises)],
+        [
+          `${ROOT}/${callPath}`,
+          renderMethodsCall(
+            bundle,
+            policy.drafts[0]?.directive.id ?? policy.id,
+            parameterised,
+            parameters.map((name) => textOfValue(values[name] as Json)),
+          ),
+        ],
+      ],
+    };
+  }
+  const promises = instances.flatMap((instance) =>
+    promisesOf(policy, (name) => textOfValue(instance.values[name] as Json), refreshContext, marksRepairs),
+  );
+  return { bundle, inputs, files: [[`${ROOT}/${inputs[0] as string}`, renderAgentBundle(bundle, [], promises)]] };
+}
+
+export const SYSTEM_INPUTS = ['system/policygen_lib.cf', 'system/policygen_system.cf'] as const;
+export const SYSTEM_LIBRARY_FILE = `${ROOT}/system/policygen_lib.cf`;
+export const SYSTEM_BUNDLES_FILE = `${ROOT}/system/policygen_system.cf`;
+export const PROMISES_FILE = `${ROOT}/promises.cf`;
+export const PROPERTIES_FILE = `${ROOT}/properties.d/properties.json`;
+export const DIRECTIVES_CSV_FILE = `${ROOT}/rudder-directives.csv`;
+
+/** promises.cf of a node whose policies render as given, in apply order. */
+export function promisesCfOf(rendered: readonly Omit<RenderedPolicy, 'files'>[]): string {
+  return renderPromisesCf(
+    [...SYSTEM_INPUTS, ...rendered.flatMap((policy) => policy.inputs)],
+    [...SYSTEM_BUNDLES, ...rendered.map((policy) => policy.bundle)],
+  );
+}
+
+export function propertiesFileOf(properties: JsonObject): string {
+  return `${prettyCanonicalJson({ properties })}\n`;
+}
+
 /** Every file of an ok node's tree except the manifest, as path → content. */
 export function renderNodeFiles(computation: NodeComputation, generatedAt: number): Map<string, string> {
   const files = new Map<string, string>();
-  const inputs = ['system/policygen_lib.cf', 'system/policygen_system.cf'];
-  const sequence: string[] = [...SYSTEM_BUNDLES];
-  files.set(`${ROOT}/system/policygen_lib.cf`, SYSTEM_LIBRARY);
-  files.set(`${ROOT}/system/policygen_system.cf`, renderSystemBundles(computation.node));
-
-  const byId = new Map(computation.policies.map((policy) => [policy.id, policy]));
-  const notifiers = new Set(computation.edges.filter((edge) => edge.refresh).map((edge) => edge.from));
-  for (const policy of computation.policies) {
-    const directory = `${policy.technique.id}/${policy.technique.version}`;
-    const bundle = policyBundleName(policy);
-    const instances = computation.instances.get(policy.id) ?? [];
-    const refreshSources = computation.edges
-      .filter((edge) => edge.refresh && edge.to === policy.id)
-      .map((edge) => repairedClass(byId.get(edge.from) as FormedPolicy));
-    const refreshContext =
-      refreshSources.length > 0 ? [...new Set(refreshSources)].sort().join('|') : undefined;
-    const marksRepairs = notifiers.has(policy.id) ? repairedClass(policy) : undefined;
-
-    if (policy.kind === 'separated-with-parameters') {
-      const parameterised = parameterisedBundleName(policy);
-      const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
-      const promises = promisesOf(policy, (name) => `$(${name})`, refreshContext, marksRepairs);
-      const parameterisedPath = `${directory}/${parameterised}.cf`;
-      files.set(`${ROOT}/${parameterisedPath}`, renderAgentBundle(parameterised, parameters, promises));
-      inputs.push(parameterisedPath);
-      const values = (instances[0] as ResolvedInstance).values;
-      const callPath = `${directory}/${bundle}.cf`;
-      files.set(
-        `${ROOT}/${callPath}`,
-        renderMethodsCall(
-          bundle,
-          policy.drafts[0]?.directive.id ?? policy.id,
-          parameterised,
-          parameters.map((name) => textOfValue(values[name] as Json)),
-        ),
-      );
-      inputs.push(callPath);
-    } else {
-      const promises = instances.flatMap((instance) =>
-        promisesOf(
-          policy,
-          (name) => textOfValue(instance.values[name] as Json),
-          refreshContext,
-          marksRepairs,
-        ),
-      );
-      const path = `${directory}/${bundle}.cf`;
-      files.set(`${ROOT}/${path}`, renderAgentBundle(bundle, [], promises));
-      inputs.push(path);
-    }
-    sequence.push(bundle);
-  }
-
-  files.set(`${ROOT}/promises.cf`, renderPromisesCf(inputs, sequence));
-  files.set(
-    `${ROOT}/properties.d/properties.json`,
-    `${prettyCanonicalJson({ properties: computation.inherited.properties })}\n`,
+  files.set(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
+  files.set(SYSTEM_BUNDLES_FILE, renderSystemBundles(computation.node));
+  const contexts = policyContexts(computation.policies, computation.edges);
+  const rendered = computation.policies.map((policy) =>
+    renderPolicy(policy, computation.instances.get(policy.id) ?? [], contexts.get(policy.id) as PolicyContext),
   );
-  files.set(`${ROOT}/rudder-directives.csv`, directivesCsv(computation));
+  for (const policy of rendered) for (const [path, content] of policy.files) files.set(path, content);
+  files.set(PROMISES_FILE, promisesCfOf(rendered));
+  files.set(PROPERTIES_FILE, propertiesFileOf(computation.inherited.properties));
+  files.set(DIRECTIVES_CSV_FILE, directivesCsv(computation.policies));
   files.set(GENERATED_AT_FILE, `${generatedAt}\n`);
   return files;
 }
@@ -142,9 +192,9 @@ function promisesOf(
 }
 
 /** One line per applied directive, in apply order: directive, rule, technique, version, policy. */
-function directivesCsv(computation: NodeComputation): string {
+export function directivesCsv(policies: readonly FormedPolicy[]): string {
   const cell = (text: string): string => `"${text.replace(/"/g, '""')}"`;
-  return computation.policies
+  return policies
     .flatMap((policy) =>
       policy.drafts.map(
         (draft) =>

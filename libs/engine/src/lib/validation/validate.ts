@@ -1,6 +1,19 @@
 import type { YAMLParseError } from 'yaml';
 import { parse as parseYaml } from 'yaml';
-import type { Criterion, Fleet, FleetCollection, Group, Settings, Target, Technique } from '../model/fleet';
+import type {
+  Criterion,
+  Directive,
+  Fleet,
+  FleetCollection,
+  FleetNode,
+  Group,
+  Relationship,
+  Relay,
+  Rule,
+  Settings,
+  Target,
+  Technique,
+} from '../model/fleet';
 import { FLEET_COLLECTIONS, ORDERING_MODES, PROPERTY_NAME_PATTERN, settingsSchema } from '../model/fleet';
 import type { Json } from '../model/json';
 import { isJsonObject } from '../model/json';
@@ -87,9 +100,9 @@ interface ParsedCollections {
   readonly rawIds: Readonly<Record<FleetCollection, ReadonlySet<string>>>;
 }
 
-type Report = (path: readonly PathSegment[], message: string) => void;
+export type Report = (path: readonly PathSegment[], message: string) => void;
 
-function parseParameters(value: unknown, report: Report): Record<string, Json> {
+export function parseParameters(value: unknown, report: Report): Record<string, Json> {
   if (value === undefined) return {};
   if (!isJsonObject(value as Json)) {
     report(['parameters'], 'expected an object of parameter name to value');
@@ -146,16 +159,12 @@ function checkReferences(parsed: ParsedCollections, report: Report): void {
     indexOf.get(entity) ?? 0,
     ...rest,
   ];
-  const known = (collection: FleetCollection, id: string): boolean => rawIds[collection].has(id);
 
   // Duplicates: techniques are keyed by id and version, everything else by id.
-  const keyOf: Partial<Record<FleetCollection, (entity: never) => string>> = {
-    techniques: (technique: Technique) => `${technique.id}@${technique.version}`,
-  };
   for (const collection of ['techniques', 'directives', 'rules', 'groups', 'nodes', 'relays'] as const) {
     const seen = new Map<string, object>();
     for (const entity of entities[collection] as { id: string }[]) {
-      const key = (keyOf[collection] as ((entity: object) => string) | undefined)?.(entity) ?? entity.id;
+      const key = entityKey(collection, entity);
       const first = seen.get(key);
       if (first) {
         report(
@@ -169,119 +178,156 @@ function checkReferences(parsed: ParsedCollections, report: Report): void {
   }
 
   const techniqueVersions = new Map<string, Technique[]>();
-  for (const technique of entities.techniques) {
+  for (const technique of entities.techniques)
     techniqueVersions.set(technique.id, [...(techniqueVersions.get(technique.id) ?? []), technique]);
-    checkTechnique(technique, at('techniques', technique), report);
-  }
-
-  const relayIds = new Set(entities.relays.map((relay) => relay.id));
-  const isPolicyServer = (id: string): boolean => id === 'root' || relayIds.has(id) || known('relays', id);
-
-  for (const directive of entities.directives) {
-    const versions = techniqueVersions.get(directive.technique);
-    if (!versions) {
-      if (!known('techniques', directive.technique))
-        report(at('directives', directive, 'technique'), `unknown technique ${directive.technique}`);
-    } else {
-      let technique: Technique | undefined;
-      if (directive.techniqueVersion !== undefined) {
-        technique = versions.find((candidate) => candidate.version === directive.techniqueVersion);
-        if (!technique) {
-          report(
-            at('directives', directive, 'techniqueVersion'),
-            `technique ${directive.technique} has no version ${directive.techniqueVersion} (it has ${versions.map((v) => v.version).join(', ')})`,
-          );
-        }
-      } else if (versions.length > 1) {
-        report(
-          at('directives', directive, 'techniqueVersion'),
-          `required: technique ${directive.technique} has versions ${versions
-            .map((v) => v.version)
-            .sort(compareCodeUnits)
-            .join(', ')}`,
-        );
-      } else {
-        technique = versions[0];
-      }
-      if (technique) {
-        const declared = new Set(technique.parameters.map((parameter) => parameter.name));
-        for (const name of Object.keys(directive.parameters)) {
-          if (!declared.has(name)) {
-            report(
-              at('directives', directive, 'parameters', name),
-              `technique ${technique.id} ${technique.version} has no parameter ${name}`,
-            );
-          }
-        }
-      }
-    }
-    for (const relation of ['before', 'require', 'notify', 'subscribe'] as const) {
-      directive[relation].forEach((target, index) => {
-        if (!known('directives', target))
-          report(at('directives', directive, relation, index), `unknown directive ${target}`);
-      });
-    }
-  }
-
-  for (const relationship of entities.relationships) {
-    for (const end of ['from', 'to'] as const) {
-      if (!known('directives', relationship[end]))
-        report(at('relationships', relationship, end), `unknown directive ${relationship[end]}`);
-    }
-  }
-
-  for (const rule of entities.rules) {
-    rule.directives.forEach((directiveId, index) => {
-      if (!known('directives', directiveId))
-        report(at('rules', rule, 'directives', index), `unknown directive ${directiveId}`);
-    });
-    checkTarget(rule.targets, at('rules', rule, 'targets'), known, isPolicyServer, report);
-  }
-
-  for (const group of entities.groups) {
-    group.nodes.forEach((nodeId, index) => {
-      if (!known('nodes', nodeId)) report(at('groups', group, 'nodes', index), `unknown node ${nodeId}`);
-    });
-    const criteria = group.criteria;
-    if (criteria) {
-      const [mode, list] =
-        'all' in criteria ? (['all', criteria.all] as const) : (['any', criteria.any] as const);
-      list.forEach((criterion, index) =>
-        checkCriterion(criterion, at('groups', group, 'criteria', mode, index), known, report),
-      );
-    }
-    checkProperties(group.properties, at('groups', group, 'properties'), report);
+  const relayParent = new Map(entities.relays.map((relay) => [relay.id, relay.policyServer]));
+  const view: ReferenceView = {
+    known: (collection, id) => rawIds[collection].has(id),
+    techniqueVersions: (id) => techniqueVersions.get(id),
+    relayParent: (id) => relayParent.get(id),
+  };
+  for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
+    for (const entity of entities[collection]) checkEntity(collection, entity, at(collection, entity), view, report);
   }
   checkGroupCycles(entities.groups, (group) => at('groups', group, 'criteria'), report);
+}
 
-  for (const node of entities.nodes) {
-    if (!isPolicyServer(node.policyServer))
-      report(
-        at('nodes', node, 'policyServer'),
-        `unknown policy server ${node.policyServer} (root or a relay id)`,
-      );
-    checkProperties(node.properties, at('nodes', node, 'properties'), report);
+/** How the validator sees the rest of the configuration while it checks one entity. */
+export interface ReferenceView {
+  /** Whether an entity of that id exists (parsed or not: a reference to a broken one is not dangling). */
+  known(collection: FleetCollection, id: string): boolean;
+  techniqueVersions(id: string): readonly Technique[] | undefined;
+  relayParent(id: string): string | undefined;
+}
+
+/** The key a collection's entities are unique by: techniques by id and version, others by id. */
+export function entityKey(collection: FleetCollection, entity: object): string {
+  if (collection === 'techniques') return `${(entity as Technique).id}@${(entity as Technique).version}`;
+  if (collection === 'relationships') {
+    const relationship = entity as Relationship;
+    return `${relationship.from} ${relationship.kind} ${relationship.to}`;
   }
+  return (entity as { id: string }).id;
+}
 
-  const relayParent = new Map(entities.relays.map((relay) => [relay.id, relay.policyServer]));
-  for (const relay of entities.relays) {
-    if (relay.id === 'root')
-      report(at('relays', relay, 'id'), 'root is the top of the relay tree, not a relay');
-    if (!isPolicyServer(relay.policyServer)) {
-      report(
-        at('relays', relay, 'policyServer'),
-        `unknown policy server ${relay.policyServer} (root or a relay id)`,
-      );
-      continue;
-    }
-    const chain = [relay.id];
-    for (let parent = relay.policyServer; parent !== 'root'; parent = relayParent.get(parent) ?? 'root') {
-      if (chain.includes(parent)) {
-        report(at('relays', relay, 'policyServer'), `relay cycle: ${[...chain, parent].join(' -> ')}`);
-        break;
+/** Checks one parsed entity's references and rules beyond its schema. */
+export function checkEntity(
+  collection: FleetCollection,
+  entity: object,
+  path: PathSegment[],
+  view: ReferenceView,
+  report: Report,
+): void {
+  const isPolicyServer = (id: string): boolean => id === 'root' || view.known('relays', id);
+  switch (collection) {
+    case 'techniques':
+      checkTechnique(entity as Technique, path, report);
+      return;
+    case 'directives':
+      checkDirective(entity as Directive, path, view, report);
+      return;
+    case 'relationships': {
+      const relationship = entity as Relationship;
+      for (const end of ['from', 'to'] as const) {
+        if (!view.known('directives', relationship[end]))
+          report([...path, end], `unknown directive ${relationship[end]}`);
       }
-      chain.push(parent);
+      return;
     }
+    case 'rules': {
+      const rule = entity as Rule;
+      rule.directives.forEach((directiveId, index) => {
+        if (!view.known('directives', directiveId))
+          report([...path, 'directives', index], `unknown directive ${directiveId}`);
+      });
+      checkTarget(rule.targets, [...path, 'targets'], view.known, isPolicyServer, report);
+      return;
+    }
+    case 'groups': {
+      const group = entity as Group;
+      group.nodes.forEach((nodeId, index) => {
+        if (!view.known('nodes', nodeId)) report([...path, 'nodes', index], `unknown node ${nodeId}`);
+      });
+      const criteria = group.criteria;
+      if (criteria) {
+        const [mode, list] =
+          'all' in criteria ? (['all', criteria.all] as const) : (['any', criteria.any] as const);
+        list.forEach((criterion, index) =>
+          checkCriterion(criterion, [...path, 'criteria', mode, index], view.known, report),
+        );
+      }
+      checkProperties(group.properties, [...path, 'properties'], report);
+      return;
+    }
+    case 'nodes': {
+      const node = entity as FleetNode;
+      if (!isPolicyServer(node.policyServer))
+        report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
+      checkProperties(node.properties, [...path, 'properties'], report);
+      return;
+    }
+    case 'relays': {
+      const relay = entity as Relay;
+      if (relay.id === 'root') report([...path, 'id'], 'root is the top of the relay tree, not a relay');
+      if (!isPolicyServer(relay.policyServer)) {
+        report([...path, 'policyServer'], `unknown policy server ${relay.policyServer} (root or a relay id)`);
+        return;
+      }
+      const chain = [relay.id];
+      for (let parent = relay.policyServer; parent !== 'root'; parent = view.relayParent(parent) ?? 'root') {
+        if (chain.includes(parent)) {
+          report([...path, 'policyServer'], `relay cycle: ${[...chain, parent].join(' -> ')}`);
+          break;
+        }
+        chain.push(parent);
+      }
+      return;
+    }
+  }
+}
+
+function checkDirective(directive: Directive, path: PathSegment[], view: ReferenceView, report: Report): void {
+  const versions = view.techniqueVersions(directive.technique);
+  if (!versions || versions.length === 0) {
+    if (!view.known('techniques', directive.technique))
+      report([...path, 'technique'], `unknown technique ${directive.technique}`);
+  } else {
+    let technique: Technique | undefined;
+    if (directive.techniqueVersion !== undefined) {
+      technique = versions.find((candidate) => candidate.version === directive.techniqueVersion);
+      if (!technique) {
+        report(
+          [...path, 'techniqueVersion'],
+          `technique ${directive.technique} has no version ${directive.techniqueVersion} (it has ${versions.map((v) => v.version).join(', ')})`,
+        );
+      }
+    } else if (versions.length > 1) {
+      report(
+        [...path, 'techniqueVersion'],
+        `required: technique ${directive.technique} has versions ${versions
+          .map((v) => v.version)
+          .sort(compareCodeUnits)
+          .join(', ')}`,
+      );
+    } else {
+      technique = versions[0];
+    }
+    if (technique) {
+      const declared = new Set(technique.parameters.map((parameter) => parameter.name));
+      for (const name of Object.keys(directive.parameters)) {
+        if (!declared.has(name)) {
+          report(
+            [...path, 'parameters', name],
+            `technique ${technique.id} ${technique.version} has no parameter ${name}`,
+          );
+        }
+      }
+    }
+  }
+  for (const relation of ['before', 'require', 'notify', 'subscribe'] as const) {
+    directive[relation].forEach((target, index) => {
+      if (!view.known('directives', target)) report([...path, relation, index], `unknown directive ${target}`);
+    });
   }
 }
 
@@ -390,7 +436,7 @@ function checkCriterion(
   }
 }
 
-function checkProperties(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
+export function checkProperties(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
   for (const name of Object.keys(properties)) {
     if (!PROPERTY_NAME_PATTERN.test(name))
       report([...path, name], 'property names (namespaces) must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
@@ -398,7 +444,7 @@ function checkProperties(properties: Record<string, Json>, path: PathSegment[], 
   checkOrderingProperty(properties, path, report);
 }
 
-function checkOrderingProperty(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
+export function checkOrderingProperty(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
   const value = properties[ORDERING_PROPERTY];
   if (value !== undefined && !(ORDERING_MODES as readonly Json[]).includes(value)) {
     report([...path, ORDERING_PROPERTY], `must be one of ${ORDERING_MODES.join(', ')}`);
@@ -406,7 +452,7 @@ function checkOrderingProperty(properties: Record<string, Json>, path: PathSegme
 }
 
 /** Group membership through `{group: id}` criteria must not loop; each cycle is named once. */
-function checkGroupCycles(
+export function checkGroupCycles(
   groups: readonly Group[],
   pathOf: (group: Group) => PathSegment[],
   report: Report,

@@ -1,0 +1,225 @@
+import type { NodeResult, GeneratorLimits } from '../generate/node-generator';
+import { NodeGenerator } from '../generate/node-generator';
+import type { GenerateOptions, NodeBundle } from '../generate/types';
+import type { CompiledFleet } from '../index/fleet-index';
+import { FleetIndex } from '../index/fleet-index';
+import { validateChangeSet } from '../index/validate-change-set';
+import type { ParsedChangeSet } from '../index/change-set';
+import type { Fleet, OrderingMode } from '../model/fleet';
+import type { ValidationIssue } from '../validation/validate';
+import { compareCodeUnits } from '../text/compare';
+
+export interface EngineOptions {
+  /** The revision the initial configuration is at (default 0). */
+  readonly revision?: number;
+  /** Overrides every node's ordering mode, as `generate --ordering` does. */
+  readonly ordering?: OrderingMode;
+  readonly limits?: GeneratorLimits;
+}
+
+export type ApplyOutcome =
+  | {
+      readonly ok: true;
+      readonly revision: number;
+      /** Nodes whose bundle this change set can have changed, sorted. */
+      readonly affected: readonly string[];
+      /** Nodes the change set deleted, sorted. */
+      readonly removed: readonly string[];
+      readonly change: ParsedChangeSet;
+    }
+  | { readonly ok: false; readonly revision: number; readonly issues: readonly ValidationIssue[] };
+
+export interface Regeneration {
+  readonly revision: number;
+  /** Nodes pending regeneration when it started (the union of the change sets' affected nodes). */
+  readonly candidates: number;
+  /** Candidates whose inputs were unchanged: skipped without rendering. */
+  readonly skipped: number;
+  /** Nodes computed. */
+  readonly recomputed: number;
+  /** Nodes whose result (hash, status or errors) differs from the one held before, sorted. */
+  readonly changed: readonly string[];
+  /** Nodes removed from the fleet since the last regeneration, sorted. */
+  readonly removed: readonly string[];
+}
+
+/** How a node's result compares to the one held before. */
+export function sameResult(a: NodeResult | undefined, b: NodeResult): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.hash === b.hash &&
+    JSON.stringify(a.errors) === JSON.stringify(b.errors)
+  );
+}
+
+/**
+ * The incremental generator (pure, no I/O): a configuration at a revision, its dependency index,
+ * the generation caches and each node's last result. Change sets move the revision and mark the
+ * nodes they can affect; `regenerate` computes those once each, however many change sets marked
+ * them, at the newest revision.
+ */
+export class GenerationEngine {
+  private readonly index: FleetIndex;
+  private readonly generator: NodeGenerator;
+  private readonly results = new Map<string, NodeResult>();
+  private readonly pending = new Set<string>();
+  private readonly removedPending = new Set<string>();
+  private currentRevision: number;
+
+  private constructor(fleet: Fleet, private readonly options: EngineOptions) {
+    this.index = FleetIndex.build(fleet);
+    this.generator = new NodeGenerator(this.index, {
+      ...(options.ordering ? { ordering: options.ordering } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
+    this.currentRevision = options.revision ?? 0;
+    for (const nodeId of this.index.nodeIds) this.pending.add(nodeId);
+  }
+
+  /** An engine at the fleet's revision with every node pending (a full generation to come). */
+  static fromFleet(fleet: Fleet, options: EngineOptions = {}): GenerationEngine {
+    return new GenerationEngine(fleet, options);
+  }
+
+  get revision(): number {
+    return this.currentRevision;
+  }
+
+  get compiled(): CompiledFleet {
+    return this.index;
+  }
+
+  toFleet(): Fleet {
+    return this.index.toFleet();
+  }
+
+  /**
+   * Validates a change set against the current configuration and applies it whole, or not at all
+   * (the revision stays). A valid change set moves to the next revision, even when it changes no node.
+   */
+  apply(input: unknown): ApplyOutcome {
+    const validation = validateChangeSet(input, this.index);
+    if (!validation.ok) return { ok: false, revision: this.currentRevision, issues: validation.issues };
+    return this.applyValid(validation.change);
+  }
+
+  /** Applies a change set already validated against this configuration (as a worker replays it). */
+  applyValid(change: ParsedChangeSet): ApplyOutcome & { ok: true } {
+    const delta = this.index.apply(change);
+    this.generator.invalidate(delta);
+    for (const nodeId of delta.removed) {
+      this.pending.delete(nodeId);
+      if (this.results.delete(nodeId)) this.removedPending.add(nodeId);
+    }
+    for (const nodeId of delta.affected) {
+      this.pending.add(nodeId);
+      this.removedPending.delete(nodeId);
+    }
+    this.currentRevision++;
+    return {
+      ok: true,
+      revision: this.currentRevision,
+      affected: [...delta.affected].sort(compareCodeUnits),
+      removed: [...delta.removed].sort(compareCodeUnits),
+      change,
+    };
+  }
+
+  /** Nodes waiting for regeneration, sorted. */
+  pendingNodes(): string[] {
+    return [...this.pending].sort(compareCodeUnits);
+  }
+
+  /** Computes a node at the current revision with this engine's caches; stores nothing. */
+  compute(nodeId: string, options: { readonly materialise?: boolean; readonly generatedAt?: number } = {}): {
+    result: NodeResult;
+    bundle?: NodeBundle;
+  } {
+    return this.generator.generate(nodeId, {
+      ...options,
+      revision: this.currentRevision,
+      ...(this.options.ordering ? { ordering: this.options.ordering } : {}),
+    });
+  }
+
+  /** Whether a pending node's inputs are those of its held result: it can be skipped. */
+  unchangedInputs(nodeId: string, inputsKey: string = this.generator.inputsKey(nodeId)): boolean {
+    return this.results.get(nodeId)?.inputsKey === inputsKey;
+  }
+
+  /**
+   * Records results computed for pending nodes (here or by workers replaying the same change sets)
+   * and says which differ from the ones held before.
+   */
+  commit(results: Iterable<NodeResult>): string[] {
+    const changed: string[] = [];
+    for (const result of results) {
+      if (!this.index.nodes.has(result.nodeId)) continue;
+      if (!sameResult(this.results.get(result.nodeId), result)) changed.push(result.nodeId);
+      this.results.set(result.nodeId, result);
+      this.pending.delete(result.nodeId);
+    }
+    return changed.sort(compareCodeUnits);
+  }
+
+  /** Takes the removals recorded since the last call. */
+  takeRemoved(): string[] {
+    const removed = [...this.removedPending].sort(compareCodeUnits);
+    this.removedPending.clear();
+    return removed;
+  }
+
+  /**
+   * Regenerates every pending node, single-threaded. `onBundle` receives the whole bundle of each
+   * node whose result changed (a failed node's bundle is its manifest: it keeps its last good files).
+   */
+  regenerate(
+    options: { readonly onBundle?: (bundle: NodeBundle) => void; readonly generatedAt?: number } = {},
+  ): Regeneration {
+    const candidates = this.pendingNodes();
+    const changed: string[] = [];
+    let skipped = 0;
+    for (const nodeId of candidates) {
+      if (this.unchangedInputs(nodeId, this.generator.inputsKey(nodeId))) {
+        skipped++;
+        this.pending.delete(nodeId);
+        continue;
+      }
+      const { result, bundle } = this.compute(nodeId, {
+        materialise: options.onBundle !== undefined,
+        ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+      });
+      if (this.commit([result]).length > 0) {
+        changed.push(nodeId);
+        if (bundle) options.onBundle?.(bundle);
+      }
+    }
+    return {
+      revision: this.currentRevision,
+      candidates: candidates.length,
+      skipped,
+      recomputed: candidates.length - skipped,
+      changed,
+      removed: this.takeRemoved(),
+    };
+  }
+
+  result(nodeId: string): NodeResult | undefined {
+    return this.results.get(nodeId);
+  }
+
+  /** Every node's held result, by node id. */
+  allResults(): ReadonlyMap<string, NodeResult> {
+    return this.results;
+  }
+
+  /** The node's whole bundle at the current revision. */
+  bundle(nodeId: string, options: Pick<GenerateOptions, 'generatedAt'> = {}): NodeBundle {
+    return this.compute(nodeId, { ...options, materialise: true }).bundle as NodeBundle;
+  }
+
+  cacheStats(): ReturnType<NodeGenerator['stats']> {
+    return this.generator.stats();
+  }
+}
