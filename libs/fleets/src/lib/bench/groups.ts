@@ -302,7 +302,7 @@ function variableGroup(kind: GroupKind, random: Random, uniqueId: (base: string)
     }
     case 'bucket-range': {
       const low = integerBetween(random, 30, 95);
-      const high = Math.min(100, low + integerBetween(random, 1, 5));
+      const high = Math.min(100, low + integerBetween(random, 1, 3));
       return {
         id: uniqueId(`g-buckets-${low}-${high - 1}`),
         name: `Buckets ${low} to ${high - 1}`,

@@ -1,0 +1,149 @@
+import { compileValid, directive, fleetFile, rule, technique } from '../../testing/builders';
+import { generateNode } from '../generate/generate';
+import { validateFleet } from '../validation/validate';
+import type { Fleet } from '../model/fleet';
+import { GenerationEngine } from './engine';
+
+function fleetOf(input: unknown): Fleet {
+  const result = validateFleet(input);
+  if (!result.ok) throw new Error(result.issues.map((issue) => `${issue.path}: ${issue.message}`).join('\n'));
+  return result.fleet;
+}
+
+const BASE = fleetFile({
+  parameters: { dns: '10.0.0.1' },
+  techniques: [technique('t_vars'), technique('t_other', { multiInstance: false })],
+  directives: [
+    directive('d1', 't_vars'),
+    directive('d2', 't_vars', { parameters: { value: '${rudder.param.dns}' } }),
+    directive('d3', 't_other', { parameters: { value: '${node.properties[site] | default = "none"}' } }),
+  ],
+  rules: [rule('r-all', ['d1']), rule('r-web', ['d2', 'd3'], { targets: ['group:g-web'] })],
+  groups: [
+    {
+      id: 'g-web',
+      name: 'web',
+      criteria: { all: [{ fact: 'role', op: 'eq', value: 'web' }] },
+      properties: { tier: 'front' },
+    },
+  ],
+  nodes: [
+    { id: 'n1', hostname: 'n1.example.com', facts: { role: 'web' }, properties: { site: 'par' } },
+    { id: 'n2', hostname: 'n2.example.com', facts: { role: 'db' } },
+    { id: 'n3', hostname: 'n3.example.com', facts: { role: 'web' } },
+  ],
+});
+
+function expectEqualsFullGeneration(engine: GenerationEngine): void {
+  const compiled = compileValid(engine.toFleet());
+  for (const nodeId of compiled.nodeIds) {
+    const reference = generateNode(compiled, nodeId, { revision: engine.revision });
+    expect(engine.result(nodeId)?.hash).toBe(reference.hash);
+    expect(engine.bundle(nodeId)).toEqual(reference);
+  }
+}
+
+describe('the incremental engine', () => {
+  it('generates every node as the direct path does', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    const run = engine.regenerate();
+    expect(run.recomputed).toBe(3);
+    expect(run.changed).toEqual(['n1', 'n2', 'n3']);
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('touches only the node whose property changed', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    const outcome = engine.apply({
+      upsert: {
+        nodes: [
+          { id: 'n1', hostname: 'n1.example.com', facts: { role: 'web' }, properties: { site: 'lyo' } },
+        ],
+      },
+    });
+    expect(outcome).toMatchObject({ ok: true, revision: 1, affected: ['n1'] });
+    expect(engine.regenerate()).toMatchObject({ recomputed: 1, changed: ['n1'] });
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('follows a facts change into group membership and rules', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    const outcome = engine.apply({
+      upsert: { nodes: [{ id: 'n2', hostname: 'n2.example.com', facts: { role: 'web' } }] },
+    });
+    expect(outcome).toMatchObject({ ok: true, affected: ['n2'] });
+    expect(engine.regenerate().changed).toEqual(['n2']);
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('ignores a facts change that moves no membership', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    const outcome = engine.apply({
+      upsert: { nodes: [{ id: 'n2', hostname: 'n2.example.com', facts: { role: 'db', arch: 'arm' } }] },
+    });
+    expect(outcome).toMatchObject({ ok: true, affected: [] });
+  });
+
+  it('reaches the nodes of the rules carrying a changed directive', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    const outcome = engine.apply({
+      upsert: { directives: [directive('d3', 't_other', { parameters: { value: 'fixed' } })] },
+    });
+    expect(outcome).toMatchObject({ ok: true, affected: ['n1', 'n3'] });
+    expect(engine.regenerate().changed).toEqual(['n1', 'n3']);
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('reaches only the nodes a global parameter shows in', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    expect(engine.apply({ upsert: { parameters: { dns: '10.0.0.2' } } })).toMatchObject({
+      ok: true,
+      affected: ['n1', 'n2', 'n3'],
+    });
+    engine.regenerate();
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('rejects an invalid change set whole and stays at its revision', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    const outcome = engine.apply({
+      upsert: { rules: [rule('r-new', ['d-missing'])], nodes: [{ id: 'n4', hostname: 'n4' }] },
+      delete: { directives: ['d1'] },
+    });
+    expect(outcome.ok).toBe(false);
+    expect(outcome.revision).toBe(0);
+    if (!outcome.ok) {
+      expect(outcome.issues).toEqual(
+        expect.arrayContaining([
+          { path: '$.upsert.rules[0].directives[0]', message: 'unknown directive d-missing' },
+          { path: '$.delete.directives[0]', message: 'rules[r-all].directives[0]: unknown directive d1' },
+        ]),
+      );
+    }
+    expect(engine.compiled.nodes.has('n4')).toBe(false);
+    expect(engine.pendingNodes()).toEqual([]);
+  });
+
+  it('coalesces a burst: each affected node once, at the newest revision', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    for (const site of ['a', 'b', 'c']) {
+      engine.apply({
+        upsert: {
+          nodes: [{ id: 'n1', hostname: 'n1.example.com', facts: { role: 'web' }, properties: { site } }],
+        },
+      });
+    }
+    engine.apply({ upsert: { parameters: { other: 1 } } });
+    const run = engine.regenerate();
+    expect(run.revision).toBe(4);
+    expect(run.candidates).toBe(3);
+    expectEqualsFullGeneration(engine);
+  });
+});
