@@ -1,34 +1,48 @@
 // Bundles the policygen CLI (apps/cli) and the libraries it uses into one file, dist/cli/policygen.js,
-// which apps/cli/bin/policygen.js (`npx policygen`) runs. `npm ci` runs it through `prepare`.
-// The file is written aside then renamed, so a concurrent reader never sees half a bundle.
+// which apps/cli/bin/policygen.js (`npx policygen`) runs, and the generation pool's worker into
+// dist/cli/generation-worker.js, next to it, where the bundled pool looks for it.
+// `npm ci` runs it through `prepare`.
+// Each file is written aside then renamed, so a concurrent reader never sees half a bundle.
 import { build } from 'esbuild';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const outfile = join(root, 'dist', 'cli', 'policygen.js');
+const cli = join(root, 'dist', 'cli', 'policygen.js');
+const worker = join(root, 'dist', 'cli', 'generation-worker.js');
+
+const common = {
+  absWorkingDir: root,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  bundle: true,
+  tsconfig: join(root, 'tsconfig.base.json'),
+  sourcemap: true,
+  logLevel: 'warning',
+  write: false,
+};
 
 try {
-  const result = await build({
-    absWorkingDir: root,
-    entryPoints: [join(root, 'apps', 'cli', 'src', 'main.ts')],
-    outfile,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    bundle: true,
-    tsconfig: join(root, 'tsconfig.base.json'),
-    sourcemap: true,
-    banner: { js: '#!/usr/bin/env node' },
-    logLevel: 'warning',
-    write: false,
-  });
-  await mkdir(dirname(outfile), { recursive: true });
-  for (const file of result.outputFiles) {
+  const results = await Promise.all([
+    build({
+      ...common,
+      entryPoints: [join(root, 'apps', 'cli', 'src', 'main.ts')],
+      outfile: cli,
+      banner: { js: '#!/usr/bin/env node' },
+    }),
+    build({
+      ...common,
+      entryPoints: [join(root, 'libs', 'generation-pool', 'src', 'worker', 'generation-worker.ts')],
+      outfile: worker,
+    }),
+  ]);
+  await mkdir(dirname(cli), { recursive: true });
+  for (const file of results.flatMap((result) => result.outputFiles)) {
     const staging = `${file.path}.tmp-${process.pid}`;
     await writeFile(staging, file.contents);
-    if (file.path === outfile) await chmod(staging, 0o755);
+    if (file.path === cli) await chmod(staging, 0o755);
     await rename(staging, file.path);
   }
 } catch (error) {

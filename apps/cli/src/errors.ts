@@ -19,8 +19,9 @@ export class FleetValidationError extends Error {
   constructor(
     readonly source: string,
     readonly issues: readonly ValidationIssue[],
+    what = 'fleet',
   ) {
-    super(`${source} is not a valid fleet (${issues.length} ${issues.length === 1 ? 'issue' : 'issues'})`);
+    super(`${source} is not a valid ${what} (${issues.length} ${issues.length === 1 ? 'issue' : 'issues'})`);
   }
 }
 

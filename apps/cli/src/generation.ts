@@ -1,6 +1,5 @@
 import { Presets, SingleBar } from 'cli-progress';
-import { generateNode } from '@policygen/engine';
-import type { CompiledFleet, GenerateOptions, NodeError } from '@policygen/engine';
+import type { GenerationEngine, NodeBundle, NodeError } from '@policygen/engine';
 import { writeNodeBundle } from './io/write-bundles';
 import { indentContinuation, isInteractive, noColor, writeLine } from './io/streams';
 import type { Streams } from './io/streams';
@@ -24,14 +23,14 @@ export interface GenerationSummary {
 }
 
 /**
- * Generates the nodes one by one and writes each bundle under `outDir` (see write-bundles.ts),
+ * Writes the given nodes' bundles at the engine's revision under `outDir` (see write-bundles.ts),
  * with a progress bar when stderr is a terminal. The engine does the work; this is the loop.
  */
 export async function generateInto(
-  compiled: CompiledFleet,
+  engine: GenerationEngine,
   nodeIds: readonly string[],
   outDir: string,
-  options: GenerateOptions,
+  options: { readonly generatedAt: number },
   streams: Streams,
 ): Promise<GenerationSummary> {
   const progress = startProgress(streams, nodeIds.length);
@@ -42,7 +41,8 @@ export async function generateInto(
   const hashes: Record<string, string> = {};
   try {
     for (const nodeId of nodeIds) {
-      const bundle = generateNode(compiled, nodeId, options);
+      const bundle = engine.compute(nodeId, { materialise: true, generatedAt: options.generatedAt })
+        .bundle as NodeBundle;
       await writeNodeBundle(outDir, bundle);
       if (bundle.status === 'ok') {
         ok++;

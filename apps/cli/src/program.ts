@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json';
+import { defineBench } from './commands/bench';
 import { defineExplain } from './commands/explain';
 import { defineGenerate } from './commands/generate';
 import { defineGraph } from './commands/graph';
@@ -29,7 +30,14 @@ export function buildProgram(context: CommandContext): Command {
       '\nExit status: 0 success, 1 a node failed (or an unexpected error), 2 invalid input.\n' +
         'Results go to stdout; progress and logs to stderr. NO_COLOR is honoured.',
     );
-  for (const define of [defineValidate, defineGenerate, defineExplain, defineGraph, defineStart]) {
+  for (const define of [
+    defineValidate,
+    defineGenerate,
+    defineExplain,
+    defineGraph,
+    defineBench,
+    defineStart,
+  ]) {
     define(program, context);
   }
   return program;

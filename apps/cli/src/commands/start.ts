@@ -1,13 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { compileFleet, validateFleet } from '@policygen/engine';
+import { GenerationEngine, validateFleet } from '@policygen/engine';
 import { buildDemoFleet } from '@policygen/fleets';
 import { EXIT_FAILED, EXIT_OK, FleetValidationError } from '../errors';
 import { generateInto, reportFailures } from '../generation';
 import { formatSeconds, writeLine } from '../io/streams';
 import { prepareOutputDirectory } from '../io/write-bundles';
-import { generateOptions } from '../options';
 import type { CommandDefinition } from './context';
 
 interface StartOptions {
@@ -34,20 +33,14 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       const fleetPath = join(options.out, DEMO_FLEET_FILE);
       await writeFile(fleetPath, `${JSON.stringify(fleetFile, null, 2)}\n`);
 
-      const compiled = compileFleet(fleet);
-      const summary = await generateInto(
-        compiled,
-        compiled.nodeIds,
-        options.out,
-        generateOptions({ revision: 0, generatedAt: Date.now() }),
-        streams,
-      );
+      const engine = GenerationEngine.fromFleet(fleet);
+      const nodeIds = engine.compiled.nodeIds;
+      const summary = await generateInto(engine, nodeIds, options.out, { generatedAt: Date.now() }, streams);
       const duration = formatSeconds(performance.now() - started);
       reportFailures(summary, streams);
 
       const okNodes = Object.keys(summary.hashes);
-      const example =
-        okNodes.find((id) => id.startsWith('web-par-')) ?? okNodes[0] ?? compiled.nodeIds[0] ?? 'NODE';
+      const example = okNodes.find((id) => id.startsWith('web-par-')) ?? okNodes[0] ?? nodeIds[0] ?? 'NODE';
       const perNode = summary.ok > 0 ? (summary.policies / summary.ok).toFixed(1) : '0';
       const lines = [
         `policygen demo fleet: ${fleet.nodes.length} nodes under root and ${fleet.relays.length} relays, ` +

@@ -82,3 +82,8 @@ function pathInside(root: string, relative: string): string {
   }
   return join(root, ...segments);
 }
+
+/** Removes a node's tree: the node left the fleet. */
+export async function removeNodeBundle(outDir: string, nodeId: string): Promise<void> {
+  await rm(join(outDir, nodeId), { recursive: true, force: true });
+}

@@ -86,7 +86,14 @@ export function computeNode(
     compiled.relationships,
   );
   const ordered = orderPolicies(formed.policies, graph.edges, compare);
-  const errors = [...formed.errors, ...inherited.errors, ...missing, ...unknown, ...graph.errors, ...ordered.errors];
+  const errors = [
+    ...formed.errors,
+    ...inherited.errors,
+    ...missing,
+    ...unknown,
+    ...graph.errors,
+    ...ordered.errors,
+  ];
 
   return {
     node,
@@ -138,7 +145,10 @@ function sortedParameters(draft: Draft): TechniqueParameter[] {
 export function missingParameters(draft: Draft): NodeError[] {
   const { directive, technique, rule } = draft;
   return sortedParameters(draft)
-    .filter((parameter) => parameter.required && (directive.parameters[parameter.name] ?? parameter.default) === undefined)
+    .filter(
+      (parameter) =>
+        parameter.required && (directive.parameters[parameter.name] ?? parameter.default) === undefined,
+    )
     .map((parameter) => ({
       code: 'MISSING_PARAMETER',
       message: `Directive[${directive.id}] does not set the required parameter ${parameter.name} of technique ${technique.id} ${technique.version}`,

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { CompiledFleet, IndexDelta } from '../index/fleet-index';
 import type { FormedPolicy } from '../merge/policies';
-import { draftsOfRules, formPolicies } from '../merge/policies';
-import type { Draft } from '../merge/policies';
+import { draftsOfRules, formPolicies, formTechniquePolicies } from '../merge/policies';
+import type { Draft, TechniquePolicies } from '../merge/policies';
 import type { FleetNode, OrderingMode, Technique } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import { canonicalJson } from '../model/json';
@@ -27,7 +27,13 @@ import {
 } from '../render/node-files';
 import { renderSystemBundles, SYSTEM_LIBRARY } from '../render/cfengine';
 import { ORDERING_PROPERTY } from '../validation/validate';
-import { dependsOnNode, expansionContext, missingParameters, orderingOf, resolveValues } from './compute-node';
+import {
+  dependsOnNode,
+  expansionContext,
+  missingParameters,
+  orderingOf,
+  resolveValues,
+} from './compute-node';
 import { assembleBundle, bundleFile, bundleHash, ignoredBundle, manifestPolicies } from './generate';
 import type { BundleFile, GenerateOptions, ManifestPolicy, NodeBundle, NodeError } from './types';
 
@@ -78,7 +84,8 @@ interface NodePlan {
   readonly errorsAfter: readonly NodeError[];
   readonly promises: BundleFile;
   readonly csv: BundleFile;
-  readonly manifestPolicies: readonly ManifestPolicy[];
+  /** Built on first use: only materialised bundles need it. */
+  manifestPolicies?: readonly ManifestPolicy[];
 }
 
 interface Levels {
@@ -101,6 +108,11 @@ export class NodeGenerator {
   private readonly planKeysByRule = new Map<string, Set<string>>();
   private readonly levels: LRUCache<string, Levels>;
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
+  /** A technique's policies per distinct set of drafts (by the rules', directives' and technique's identity). */
+  private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
+  /** Files of a policy whose values do not depend on the node, per render context. */
+  private readonly staticFiles = new WeakMap<FormedPolicy, Map<string, readonly BundleFile[]> | null>();
+  private readonly identityPolicies = new WeakMap<FormedPolicy, boolean>();
   private readonly serials = new WeakMap<object, number>();
   private nextSerial = 1;
 
@@ -111,6 +123,7 @@ export class NodeGenerator {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.plans = new LRUCache({ max: limits.plans });
     this.levels = new LRUCache({ max: limits.levels });
+    this.techniquePolicies = new LRUCache({ max: limits.plans * 4 });
     this.rendered = new LRUCache({
       maxSize: limits.renderedBytes,
       sizeCalculation: (files) => files.reduce((total, file) => total + file.content.length + 100, 0),
@@ -137,13 +150,22 @@ export class NodeGenerator {
     return this.prepare(node).inputsKey;
   }
 
-  private prepare(node: FleetNode): { inputsKey: string; levels?: Levels; plan?: NodePlan; properties?: JsonObject; mode?: OrderingMode } {
+  private prepare(node: FleetNode): {
+    inputsKey: string;
+    levels?: Levels;
+    plan?: NodePlan;
+    properties?: JsonObject;
+    mode?: OrderingMode;
+  } {
     const nodeSerial = this.serialOf(node);
     if (node.state === 'ignored') return { inputsKey: `ignored:${nodeSerial}` };
     const levels = this.levelsOf(node);
     const properties = nodeProperties(levels.levels, node);
     const mode = orderingOf(this.compiled, properties[ORDERING_PROPERTY], this.options).mode;
-    const plan = this.planOf(node.state === 'empty-policies' ? [] : (this.compiled.rulesOfNode.get(node.id) ?? []), mode);
+    const plan = this.planOf(
+      node.state === 'empty-policies' ? [] : (this.compiled.rulesOfNode.get(node.id) ?? []),
+      mode,
+    );
     return { inputsKey: `${plan.serial}:${levels.serial}:${nodeSerial}`, levels, plan, properties, mode };
   }
 
@@ -152,9 +174,30 @@ export class NodeGenerator {
     nodeId: string,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } {
+    const generated = this.generateUnless(nodeId, undefined, options);
+    return generated as { result: NodeResult; bundle?: NodeBundle };
+  }
+
+  /** `generate`, unless the node's inputs key is `inputsKey`: then nothing is computed (undefined). */
+  generateUnless(
+    nodeId: string,
+    inputsKey: string | undefined,
+    options: GenerateOptions & { readonly materialise?: boolean } = {},
+  ): { result: NodeResult; bundle?: NodeBundle } | undefined {
     const node = this.compiled.nodes.get(nodeId);
     if (!node) throw new Error(`unknown node ${nodeId}`);
-    const { inputsKey, levels, plan, properties, mode } = this.prepare(node);
+    const prepared = this.prepare(node);
+    if (prepared.inputsKey === inputsKey) return undefined;
+    return this.generatePrepared(nodeId, node, prepared, options);
+  }
+
+  private generatePrepared(
+    nodeId: string,
+    node: FleetNode,
+    prepared: ReturnType<NodeGenerator['prepare']>,
+    options: GenerateOptions & { readonly materialise?: boolean },
+  ): { result: NodeResult; bundle?: NodeBundle } {
+    const { inputsKey, levels, plan, properties, mode } = prepared;
     if (!levels || !plan || !properties || !mode) {
       const result = { nodeId, status: 'ignored', errors: [], hash: null, inputsKey, policies: 0 } as const;
       return options.materialise ? { result, bundle: ignoredBundle(nodeId) } : { result };
@@ -170,15 +213,29 @@ export class NodeGenerator {
         unknown.push(...resolved.unknown);
         return { values: resolved.values };
       });
-      dynamicFiles.set(planned.policy.id, this.render(planned.policy, instances, planned.context));
+      dynamicFiles.set(
+        planned.policy.id,
+        this.uniquePerNode(planned.policy)
+          ? renderPolicy(planned.policy, instances, planned.context).files.map(([path, content]) =>
+              bundleFile(path, content),
+            )
+          : this.render(planned.policy, instances, planned.context),
+      );
     }
-    const errors = [...plan.errorsBefore, ...levels.levels.conflicts, ...plan.missing, ...unknown, ...plan.errorsAfter];
+    const errors = [
+      ...plan.errorsBefore,
+      ...levels.levels.conflicts,
+      ...plan.missing,
+      ...unknown,
+      ...plan.errorsAfter,
+    ];
     const status = errors.length > 0 ? 'failed' : 'ok';
 
     const files: BundleFile[] = [];
     if (status === 'ok') {
       files.push(LIBRARY_FILE, bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node)));
-      for (const planned of plan.policies) files.push(...(planned.files ?? dynamicFiles.get(planned.policy.id) ?? []));
+      for (const planned of plan.policies)
+        files.push(...(planned.files ?? dynamicFiles.get(planned.policy.id) ?? []));
       files.push(plan.promises, bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)), plan.csv);
     }
     const result: NodeResult = {
@@ -192,7 +249,18 @@ export class NodeGenerator {
     if (!options.materialise) return { result };
     if (status === 'ok') files.push(bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`));
     const bundle = assembleBundle(
-      { nodeId, status, errors, ordering: mode, policies: plan.manifestPolicies, properties, files },
+      {
+        nodeId,
+        status,
+        errors,
+        ordering: mode,
+        policies: (plan.manifestPolicies ??= manifestPolicies(
+          plan.policies.map((planned) => planned.policy),
+          plan.edges,
+        )),
+        properties,
+        files,
+      },
       options,
     );
     return { result, bundle };
@@ -244,25 +312,37 @@ export class NodeGenerator {
 
   private buildPlan(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
     const compiled = this.compiled;
-    const formed = formPolicies(draftsOfRules(compiled, ruleIds));
+    const formed = formPolicies(draftsOfRules(compiled, ruleIds), (techniqueId, drafts) => {
+      const key = [
+        techniqueId,
+        ...drafts.map(
+          (draft) =>
+            `${this.serialOf(draft.rule)}.${this.serialOf(draft.directive)}.${this.serialOf(draft.technique)}`,
+        ),
+      ].join(' ');
+      let policies = this.techniquePolicies.get(key);
+      if (!policies) {
+        policies = formTechniquePolicies(techniqueId, drafts);
+        this.techniquePolicies.set(key, policies);
+      }
+      return policies;
+    });
     const graph = buildPolicyGraph(
       formed.policies,
       compiled.directives,
       (directiveId) => compiled.directives.get(directiveId) as Draft['directive'],
       compiled.relationships,
     );
-    const ordered = orderPolicies(formed.policies, graph.edges, orderingComparator(mode, compiled.settings.orderingSeed));
+    const ordered = orderPolicies(
+      formed.policies,
+      graph.edges,
+      orderingComparator(mode, compiled.settings.orderingSeed),
+    );
     const contexts = policyContexts(ordered.order, graph.edges);
     const planned = new Map<string, PlannedPolicy>();
     for (const policy of formed.policies) {
       const context = contexts.get(policy.id) as PolicyContext;
-      const files = policy.drafts.some(dependsOnNode)
-        ? undefined
-        : this.render(
-            policy,
-            policy.drafts.map((draft) => ({ values: resolveValues(draft, undefined).values })),
-            context,
-          );
+      const files = this.staticFilesOf(policy, context);
       planned.set(policy.id, files ? { policy, context, files } : { policy, context });
     }
     const layouts: Omit<RenderedPolicy, 'files'>[] = ordered.order.map(policyLayout);
@@ -276,8 +356,39 @@ export class NodeGenerator {
       errorsAfter: [...graph.errors, ...ordered.errors],
       promises: bundleFile(PROMISES_FILE, promisesCfOf(layouts)),
       csv: bundleFile(DIRECTIVES_CSV_FILE, directivesCsv(ordered.order)),
-      manifestPolicies: manifestPolicies(ordered.order, graph.edges),
     };
+  }
+
+  /** Whether a policy's values name the node itself: no other node can share its files. */
+  private uniquePerNode(policy: FormedPolicy): boolean {
+    let unique = this.identityPolicies.get(policy);
+    if (unique === undefined) {
+      unique = policy.drafts.some((draft) =>
+        /rudder\.node\.(id|hostname)/.test(JSON.stringify(draft.directive.parameters)),
+      );
+      this.identityPolicies.set(policy, unique);
+    }
+    return unique;
+  }
+
+  /** The files of a policy whose values do not depend on the node, rendered once per context. */
+  private staticFilesOf(policy: FormedPolicy, context: PolicyContext): readonly BundleFile[] | undefined {
+    let byContext = this.staticFiles.get(policy);
+    if (byContext === undefined) {
+      byContext = policy.drafts.some(dependsOnNode) ? null : new Map();
+      this.staticFiles.set(policy, byContext);
+    }
+    if (byContext === null) return undefined;
+    const key = `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`;
+    let files = byContext.get(key);
+    if (!files) {
+      const instances = policy.drafts.map((draft) => ({ values: resolveValues(draft, undefined).values }));
+      files = renderPolicy(policy, instances, context).files.map(([path, content]) =>
+        bundleFile(path, content),
+      );
+      byContext.set(key, files);
+    }
+    return files;
   }
 
   /** A policy's files, rendered once per distinct technique, policy, context and resolved values. */
@@ -296,7 +407,9 @@ export class NodeGenerator {
     ].join('\u0000');
     let files = this.rendered.get(key);
     if (!files) {
-      files = renderPolicy(policy, instances, context).files.map(([path, content]) => bundleFile(path, content));
+      files = renderPolicy(policy, instances, context).files.map(([path, content]) =>
+        bundleFile(path, content),
+      );
       this.rendered.set(key, files);
     }
     return files;

@@ -67,7 +67,10 @@ export class GenerationEngine {
   private readonly removedPending = new Set<string>();
   private currentRevision: number;
 
-  private constructor(fleet: Fleet, private readonly options: EngineOptions) {
+  private constructor(
+    fleet: Fleet,
+    private readonly options: EngineOptions,
+  ) {
     this.index = FleetIndex.build(fleet);
     this.generator = new NodeGenerator(this.index, {
       ...(options.ordering ? { ordering: options.ordering } : {}),
@@ -132,7 +135,10 @@ export class GenerationEngine {
   }
 
   /** Computes a node at the current revision with this engine's caches; stores nothing. */
-  compute(nodeId: string, options: { readonly materialise?: boolean; readonly generatedAt?: number } = {}): {
+  compute(
+    nodeId: string,
+    options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
+  ): {
     result: NodeResult;
     bundle?: NodeBundle;
   } {
@@ -181,15 +187,17 @@ export class GenerationEngine {
     const changed: string[] = [];
     let skipped = 0;
     for (const nodeId of candidates) {
-      if (this.unchangedInputs(nodeId, this.generator.inputsKey(nodeId))) {
+      const generated = this.generator.generateUnless(nodeId, this.results.get(nodeId)?.inputsKey, {
+        materialise: options.onBundle !== undefined,
+        revision: this.currentRevision,
+        ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+      });
+      if (!generated) {
         skipped++;
         this.pending.delete(nodeId);
         continue;
       }
-      const { result, bundle } = this.compute(nodeId, {
-        materialise: options.onBundle !== undefined,
-        ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
-      });
+      const { result, bundle } = generated;
       if (this.commit([result]).length > 0) {
         changed.push(nodeId);
         if (bundle) options.onBundle?.(bundle);

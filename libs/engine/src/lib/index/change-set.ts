@@ -36,7 +36,13 @@ export interface ParsedChangeSet {
   };
 }
 
-export const ID_COLLECTIONS = ['directives', 'rules', 'groups', 'nodes', 'relays'] as const satisfies readonly FleetCollection[];
+export const ID_COLLECTIONS = [
+  'directives',
+  'rules',
+  'groups',
+  'nodes',
+  'relays',
+] as const satisfies readonly FleetCollection[];
 
 export function relationshipKey(relationship: { from: string; to: string; kind: string }): string {
   return `${relationship.from} ${relationship.kind} ${relationship.to}`;

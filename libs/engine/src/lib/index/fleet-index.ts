@@ -25,7 +25,13 @@ import {
 } from './membership';
 import { insertSorted, removeSorted } from './sorted';
 import type { TargetContext } from './targets';
-import { dependsOnPolicyServers, disabledGroupIn, evaluateTarget, groupReferences, targetSelects } from './targets';
+import {
+  dependsOnPolicyServers,
+  disabledGroupIn,
+  evaluateTarget,
+  groupReferences,
+  targetSelects,
+} from './targets';
 
 /** A validated configuration with the indexes generation needs (memberships, lookups). */
 export interface CompiledFleet {
@@ -187,7 +193,8 @@ export class FleetIndex implements CompiledFleet {
     for (const key of change.delete.techniques) {
       this.techniques.get(key.id)?.delete(key.version);
       if (this.techniques.get(key.id)?.size === 0) this.techniques.delete(key.id);
-      for (const directiveId of this.directivesOfTechnique.get(key.id) ?? []) touchedDirectives.add(directiveId);
+      for (const directiveId of this.directivesOfTechnique.get(key.id) ?? [])
+        touchedDirectives.add(directiveId);
     }
     for (const technique of change.upsert.techniques) {
       this.setTechnique(technique);
@@ -206,7 +213,9 @@ export class FleetIndex implements CompiledFleet {
     // Relationships: they order the nodes holding both ends.
     const changedRelationships: Relationship[] = [];
     if (change.upsert.relationships.length > 0 || change.delete.relationships.length > 0) {
-      const byKey = new Map(this.relationships.map((relationship) => [relationshipKey(relationship), relationship]));
+      const byKey = new Map(
+        this.relationships.map((relationship) => [relationshipKey(relationship), relationship]),
+      );
       for (const relationship of change.delete.relationships) {
         const key = relationshipKey(relationship);
         const existing = byKey.get(key);
@@ -255,7 +264,11 @@ export class FleetIndex implements CompiledFleet {
       const before = this.rules.get(rule.id);
       this.setRule(rule);
       rulesToEvaluate.add(rule.id);
-      if (!before || before.name !== rule.name || canonicalJson(before.directives) !== canonicalJson(rule.directives)) {
+      if (
+        !before ||
+        before.name !== rule.name ||
+        canonicalJson(before.directives) !== canonicalJson(rule.directives)
+      ) {
         dirtyRules.add(rule.id);
         // Every node of the rule, before and after: the old ones through the target diff.
         for (const nodeId of this.ruleTargets.get(rule.id) ?? []) affected.add(nodeId);
@@ -269,7 +282,8 @@ export class FleetIndex implements CompiledFleet {
         this.policyServers.delete(relayId);
       }
       for (const relay of change.upsert.relays) this.setRelay(relay);
-      for (const [ruleId, rule] of this.rules) if (dependsOnPolicyServers(rule.targets)) rulesToEvaluate.add(ruleId);
+      for (const [ruleId, rule] of this.rules)
+        if (dependsOnPolicyServers(rule.targets)) rulesToEvaluate.add(ruleId);
     }
 
     // Nodes: facts and properties decide memberships; id, hostname, server, state and properties the output.
@@ -388,7 +402,8 @@ export class FleetIndex implements CompiledFleet {
       const to = this.nodesOfDirective(relationship.to);
       for (const nodeId of this.nodesOfDirective(relationship.from)) if (to.has(nodeId)) affected.add(nodeId);
     }
-    for (const ruleId of dirtyRules) for (const nodeId of this.ruleTargets.get(ruleId) ?? []) affected.add(nodeId);
+    for (const ruleId of dirtyRules)
+      for (const nodeId of this.ruleTargets.get(ruleId) ?? []) affected.add(nodeId);
     if (changedParameters.size > 0) this.addParameterReaders(changedParameters, affected);
     if (settingsChanged) for (const nodeId of this.nodes.keys()) affected.add(nodeId);
 
@@ -406,7 +421,12 @@ export class FleetIndex implements CompiledFleet {
   }
 
   private get targetContext(): TargetContext {
-    return { nodeIds: this.nodeIds, nodes: this.nodes, members: this.members, policyServers: this.policyServers };
+    return {
+      nodeIds: this.nodeIds,
+      nodes: this.nodes,
+      members: this.members,
+      policyServers: this.policyServers,
+    };
   }
 
   /**
@@ -424,7 +444,8 @@ export class FleetIndex implements CompiledFleet {
     };
     const readingTechniques = new Set<string>();
     for (const [techniqueId, versions] of this.techniques)
-      for (const technique of versions.values()) if (reads(technique.parameters)) readingTechniques.add(techniqueId);
+      for (const technique of versions.values())
+        if (reads(technique.parameters)) readingTechniques.add(techniqueId);
     for (const [directiveId, directive] of this.directives) {
       if (readingTechniques.has(directive.technique) || reads(directive.parameters))
         this.nodesOfDirective(directiveId, affected);
@@ -440,7 +461,12 @@ export class FleetIndex implements CompiledFleet {
     }
   }
 
-  private globalReaches(node: FleetNode, name: string, before: Json | undefined, after: Json | undefined): boolean {
+  private globalReaches(
+    node: FleetNode,
+    name: string,
+    before: Json | undefined,
+    after: Json | undefined,
+  ): boolean {
     const above: Json[] = [];
     for (const groupId of this.groupsOfNode.get(node.id) ?? []) {
       const group = this.groups.get(groupId) as Group;
@@ -573,7 +599,8 @@ export class FleetIndex implements CompiledFleet {
     if (rule) {
       const disabledGroup = disabledGroupIn(rule.targets, this.groups);
       if (!rule.enabled) this.inactiveRules.set(ruleId, 'the rule is disabled');
-      else if (disabledGroup) this.inactiveRules.set(ruleId, `its target names the disabled group ${disabledGroup}`);
+      else if (disabledGroup)
+        this.inactiveRules.set(ruleId, `its target names the disabled group ${disabledGroup}`);
       else next = evaluateTarget(rule.targets, this.targetContext);
     }
     for (const nodeId of previous) {

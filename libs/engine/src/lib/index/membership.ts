@@ -1,6 +1,6 @@
 import type { Criterion, FleetNode, Group } from '../model/fleet';
 import type { Json } from '../model/json';
-import { canonicalJson, isJsonObject } from '../model/json';
+import { canonicalJson } from '../model/json';
 import { matchesCriterion, valueAtPath } from '../targeting/criteria';
 import { compareCodeUnits } from '../text/compare';
 
@@ -139,11 +139,14 @@ export function isMember(group: Group, node: FleetNode, context: MembershipConte
   const list = criteriaList(group);
   // An empty criteria list selects no node, like a search with no criteria.
   if (!group.criteria || list.length === 0) return false;
-  const test = (criterion: Criterion): boolean =>
-    'group' in criterion
-      ? (context.members.get(criterion.group)?.has(node.id) ?? false)
-      : matchesCriterion(criterion, node, context.regexCache);
+  const test = (criterion: Criterion): boolean => meets(criterion, node, context);
   return 'all' in group.criteria ? list.every(test) : list.some(test);
+}
+
+function meets(criterion: Criterion, node: FleetNode, context: MembershipContext): boolean {
+  return 'group' in criterion
+    ? (context.members.get(criterion.group)?.has(node.id) ?? false)
+    : matchesCriterion(criterion, node, context.regexCache);
 }
 
 /** Every member of a group, looking only at the nodes that can match its most selective criterion. */
@@ -159,12 +162,24 @@ export function evaluateMembers(
   let candidates: Iterable<string> = nodeIds;
   if ('all' in group.criteria) {
     let smallest: ReadonlySet<string> | undefined;
+    let selective: Criterion | undefined;
     for (const criterion of list) {
       const set =
         'group' in criterion ? context.members.get(criterion.group) : context.values.candidates(criterion);
-      if (set && (!smallest || set.size < smallest.size)) smallest = set;
+      if (set && (!smallest || set.size < smallest.size)) {
+        smallest = set;
+        selective = criterion;
+      }
     }
-    if (smallest) candidates = smallest;
+    if (smallest) {
+      // Every candidate meets the criterion that selected it: only the others are left to test.
+      const rest = list.filter((criterion) => criterion !== selective);
+      for (const nodeId of smallest) {
+        const node = context.nodes.get(nodeId);
+        if (node && rest.every((criterion) => meets(criterion, node, context))) result.add(nodeId);
+      }
+      return result;
+    }
   }
   for (const nodeId of candidates) {
     if (result.has(nodeId)) continue;
@@ -172,8 +187,4 @@ export function evaluateMembers(
     if (node && isMember(group, node, context)) result.add(nodeId);
   }
   return result;
-}
-
-export function isObjectValue(value: Json | undefined): boolean {
-  return isJsonObject(value);
 }

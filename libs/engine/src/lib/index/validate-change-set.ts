@@ -28,8 +28,16 @@ const settingsChangeSchema = z.strictObject({
   orderingSeed: z.number().int().optional(),
 });
 
-type Upserts = { -readonly [K in keyof ParsedChangeSet['upsert']]: ParsedChangeSet['upsert'][K] extends readonly (infer T)[] ? T[] : ParsedChangeSet['upsert'][K] };
-type Deletes = { -readonly [K in keyof ParsedChangeSet['delete']]: ParsedChangeSet['delete'][K] extends readonly (infer T)[] ? T[] : never };
+type Upserts = {
+  -readonly [K in keyof ParsedChangeSet['upsert']]: ParsedChangeSet['upsert'][K] extends readonly (infer T)[]
+    ? T[]
+    : ParsedChangeSet['upsert'][K];
+};
+type Deletes = {
+  -readonly [K in keyof ParsedChangeSet['delete']]: ParsedChangeSet['delete'][K] extends readonly (infer T)[]
+    ? T[]
+    : never;
+};
 
 /**
  * Checks a change set against the configuration it applies to: each entity with the fleet file's
@@ -40,16 +48,27 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
   const issues: ValidationIssue[] = [];
   const report: Report = (path, message) => issues.push({ path: formatJsonPath(path), message });
   if (!isJsonObject(input as Json)) {
-    return { ok: false, issues: [{ path: '$', message: 'a change set must be an object with upsert and/or delete' }] };
+    return {
+      ok: false,
+      issues: [{ path: '$', message: 'a change set must be an object with upsert and/or delete' }],
+    };
   }
   const raw = input as Record<string, unknown>;
-  for (const key of Object.keys(raw)) if (!SECTIONS.has(key)) report([key], 'unknown field (upsert or delete)');
+  for (const key of Object.keys(raw))
+    if (!SECTIONS.has(key)) report([key], 'unknown field (upsert or delete)');
   const upsertRaw = section(raw['upsert'], 'upsert', UPSERT_FIELDS, report);
   const deleteRaw = section(raw['delete'], 'delete', DELETE_FIELDS, report);
 
   const upsert: Upserts = {
-    techniques: [], directives: [], relationships: [], rules: [], groups: [], nodes: [], relays: [],
-    parameters: {}, settings: {},
+    techniques: [],
+    directives: [],
+    relationships: [],
+    rules: [],
+    groups: [],
+    nodes: [],
+    relays: [],
+    parameters: {},
+    settings: {},
   };
   const upsertPaths = new Map<object, PathSegment[]>();
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
@@ -65,7 +84,10 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
       const key = entityKey(collection, result.data);
       const first = seen.get(key);
       if (first !== undefined) {
-        report([...path, 'id'], `duplicate ${collection.slice(0, -1)} ${key} (first at ${formatJsonPath(['upsert', collection, first])})`);
+        report(
+          [...path, 'id'],
+          `duplicate ${collection.slice(0, -1)} ${key} (first at ${formatJsonPath(['upsert', collection, first])})`,
+        );
         return;
       }
       seen.set(key, index);
@@ -74,7 +96,9 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
     });
   }
   if (upsertRaw['parameters'] !== undefined)
-    upsert.parameters = parseParameters(upsertRaw['parameters'], (path, message) => report(['upsert', ...path], message));
+    upsert.parameters = parseParameters(upsertRaw['parameters'], (path, message) =>
+      report(['upsert', ...path], message),
+    );
   if (upsertRaw['settings'] !== undefined) {
     const result = settingsChangeSchema.safeParse(upsertRaw['settings'], { reportInput: true });
     if (result.success) upsert.settings = stripUndefined(result.data) as Partial<Settings>;
@@ -82,10 +106,22 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
   }
 
   const deletions: Deletes = {
-    techniques: [], directives: [], relationships: [], rules: [], groups: [], nodes: [], relays: [], parameters: [],
+    techniques: [],
+    directives: [],
+    relationships: [],
+    rules: [],
+    groups: [],
+    nodes: [],
+    relays: [],
+    parameters: [],
   };
   const deletePaths = new Map<string, PathSegment[]>();
-  const parseDeletes = <T>(field: string, schema: z.ZodType<T>, keyOf: (value: T) => string, into: T[]): void => {
+  const parseDeletes = <T>(
+    field: string,
+    schema: z.ZodType<T>,
+    keyOf: (value: T) => string,
+    into: T[],
+  ): void => {
     arrayAt(deleteRaw[field], ['delete', field], report).forEach((element, index) => {
       const path: PathSegment[] = ['delete', field, index];
       const result = schema.safeParse(element, { reportInput: true });
@@ -121,7 +157,9 @@ function checkAgainstState(
   const deleted = (field: string, key: string): boolean => deletePaths.has(`${field}:${key}`);
   const upserted = {} as Record<FleetCollection, Set<string>>;
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[])
-    upserted[collection] = new Set((change.upsert[collection] as object[]).map((entity) => entityKey(collection, entity)));
+    upserted[collection] = new Set(
+      (change.upsert[collection] as object[]).map((entity) => entityKey(collection, entity)),
+    );
 
   // Deleting what does not exist, or deleting and upserting the same entity, is a mistake to report.
   const relationshipKeys = new Set(state.relationships.map(relationshipKey));
@@ -134,17 +172,25 @@ function checkAgainstState(
           ? relationshipKeys.has(id)
           : field === 'parameters'
             ? id in state.parameters
-            : (state[field as 'directives' | 'rules' | 'groups' | 'nodes' | 'relays'] as ReadonlyMap<string, unknown>).has(id);
+            : (
+                state[field as 'directives' | 'rules' | 'groups' | 'nodes' | 'relays'] as ReadonlyMap<
+                  string,
+                  unknown
+                >
+              ).has(id);
     if (!exists) report(path, `no ${field.slice(0, -1)} ${id} to delete`);
     if (field !== 'parameters' && upserted[field as FleetCollection]?.has(id))
       report(path, `${field.slice(0, -1)} ${id} is both upserted and deleted`);
-    if (field === 'parameters' && id in change.upsert.parameters) report(path, `parameter ${id} is both upserted and deleted`);
+    if (field === 'parameters' && id in change.upsert.parameters)
+      report(path, `parameter ${id} is both upserted and deleted`);
   }
 
   const techniqueVersions = (id: string): Technique[] => {
     const versions = new Map(state.techniques.get(id) ?? []);
-    for (const version of versions.keys()) if (deleted('techniques', `${id}@${version}`)) versions.delete(version);
-    for (const technique of change.upsert.techniques) if (technique.id === id) versions.set(technique.version, technique);
+    for (const version of versions.keys())
+      if (deleted('techniques', `${id}@${version}`)) versions.delete(version);
+    for (const technique of change.upsert.techniques)
+      if (technique.id === id) versions.set(technique.version, technique);
     return [...versions.values()];
   };
   const known = (collection: FleetCollection, id: string): boolean => {
@@ -167,18 +213,28 @@ function checkAgainstState(
   }
 
   // Existing entities that name a deleted entity, or a technique whose versions change.
-  const recheck = (collection: FleetCollection, entity: { id: string } | Relationship, cause: PathSegment[]): void => {
-    const name = collection === 'relationships' ? relationshipKey(entity as Relationship) : (entity as { id: string }).id;
+  const recheck = (
+    collection: FleetCollection,
+    entity: { id: string } | Relationship,
+    cause: PathSegment[],
+  ): void => {
+    const name =
+      collection === 'relationships'
+        ? relationshipKey(entity as Relationship)
+        : (entity as { id: string }).id;
     if (deleted(collection, name) || upserted[collection].has(name)) return;
     checkEntity(collection, entity, [], view, (path, message) =>
       report(cause, `${collection}[${name}]${formatJsonPath(path).slice(1)}: ${message}`),
     );
   };
   const causes = (field: string): [string, PathSegment[]][] =>
-    [...deletePaths].filter(([key]) => key.startsWith(`${field}:`)).map(([key, path]) => [key.slice(field.length + 1), path]);
+    [...deletePaths]
+      .filter(([key]) => key.startsWith(`${field}:`))
+      .map(([key, path]) => [key.slice(field.length + 1), path]);
 
   const techniquesTouched = new Map<string, PathSegment[]>();
-  for (const [key, path] of causes('techniques')) techniquesTouched.set(key.slice(0, key.lastIndexOf('@')), path);
+  for (const [key, path] of causes('techniques'))
+    techniquesTouched.set(key.slice(0, key.lastIndexOf('@')), path);
   for (const technique of change.upsert.techniques)
     techniquesTouched.set(technique.id, upsertPaths.get(technique) as PathSegment[]);
   if (techniquesTouched.size > 0) {
@@ -192,7 +248,8 @@ function checkAgainstState(
     for (const [directiveId, path] of deletedDirectives) {
       for (const ruleId of state.rulesOfDirective.get(directiveId) ?? [])
         recheck('rules', state.rules.get(ruleId) as { id: string }, path);
-      for (const relationship of state.relationshipsOf.get(directiveId) ?? []) recheck('relationships', relationship, path);
+      for (const relationship of state.relationshipsOf.get(directiveId) ?? [])
+        recheck('relationships', relationship, path);
     }
     for (const directive of state.directives.values()) {
       const named = [...directive.before, ...directive.require, ...directive.notify, ...directive.subscribe];
@@ -203,11 +260,15 @@ function checkAgainstState(
   const deletedGroups = new Map(causes('groups'));
   if (deletedGroups.size > 0) {
     for (const rule of state.rules.values()) {
-      const cause = groupReferences(rule.targets).map((id) => deletedGroups.get(id)).find((path) => path !== undefined);
+      const cause = groupReferences(rule.targets)
+        .map((id) => deletedGroups.get(id))
+        .find((path) => path !== undefined);
       if (cause) recheck('rules', rule, cause);
     }
     for (const group of state.groups.values()) {
-      const cause = referencedGroups(group).map((id) => deletedGroups.get(id)).find((path) => path !== undefined);
+      const cause = referencedGroups(group)
+        .map((id) => deletedGroups.get(id))
+        .find((path) => path !== undefined);
       if (cause) recheck('groups', group, cause);
     }
   }
@@ -229,7 +290,9 @@ function checkAgainstState(
       if (cause) recheck('relays', relay, cause);
     }
     for (const rule of state.rules.values()) {
-      const cause = [...deletedRelays].find(([id]) => JSON.stringify(rule.targets).includes(`"policyServer:${id}"`))?.[1];
+      const cause = [...deletedRelays].find(([id]) =>
+        JSON.stringify(rule.targets).includes(`"policyServer:${id}"`),
+      )?.[1];
       if (cause) recheck('rules', rule, cause);
     }
   }
@@ -246,7 +309,12 @@ function checkAgainstState(
   }
 }
 
-function section(value: unknown, name: string, fields: ReadonlySet<string>, report: Report): Record<string, unknown> {
+function section(
+  value: unknown,
+  name: string,
+  fields: ReadonlySet<string>,
+  report: Report,
+): Record<string, unknown> {
   if (value === undefined) return {};
   if (!isJsonObject(value as Json)) {
     report([name], 'expected an object of collections');

@@ -95,68 +95,85 @@ export interface FormedPolicies {
   readonly errors: NodeError[];
 }
 
+/** The policies one technique's drafts form on a node, and the errors forming them gives. */
+export type TechniquePolicies = FormedPolicies;
+
 /** Groups the drafts by technique and merges each group as its technique says (semantics.md §2). */
-export function formPolicies(drafts: readonly Draft[]): FormedPolicies {
+export function formPolicies(
+  drafts: readonly Draft[],
+  formGroup: (techniqueId: string, drafts: readonly Draft[]) => TechniquePolicies = formTechniquePolicies,
+): FormedPolicies {
   const byTechnique = new Map<string, Draft[]>();
   for (const draft of drafts) {
-    byTechnique.set(draft.technique.id, [...(byTechnique.get(draft.technique.id) ?? []), draft]);
+    const group = byTechnique.get(draft.technique.id);
+    if (group) group.push(draft);
+    else byTechnique.set(draft.technique.id, [draft]);
   }
   const policies: FormedPolicy[] = [];
   const errors: NodeError[] = [];
   for (const techniqueId of [...byTechnique.keys()].sort(compareCodeUnits)) {
-    const group = byTechnique.get(techniqueId) as Draft[];
-    const ordered = firstDraftPerDirective(group, priorityThenNames);
-    const leader = ordered[0] as Draft;
-    // The first draft's technique version decides how the technique merges.
-    const technique = leader.technique;
-    if (!technique.multiInstance) {
-      const winnerDrafts = group.filter((draft) => draft.directive.id === leader.directive.id);
-      policies.push({
-        id: technique.id,
-        technique,
-        kind: 'unique',
-        drafts: [leader],
-        overridden: ordered.slice(1).map((draft) => ({ ...draft, by: leader.directive.id })),
-        positionDraft: smallest(winnerDrafts),
+    const formed = formGroup(techniqueId, byTechnique.get(techniqueId) as Draft[]);
+    policies.push(...formed.policies);
+    errors.push(...formed.errors);
+  }
+  return { policies, errors };
+}
+
+/** The policies of one technique's drafts on a node: unique, merged or separated. */
+export function formTechniquePolicies(techniqueId: string, group: readonly Draft[]): TechniquePolicies {
+  const policies: FormedPolicy[] = [];
+  const errors: NodeError[] = [];
+  const ordered = firstDraftPerDirective(group, priorityThenNames);
+  const leader = ordered[0] as Draft;
+  // The first draft's technique version decides how the technique merges.
+  const technique = leader.technique;
+  if (!technique.multiInstance) {
+    const winnerDrafts = group.filter((draft) => draft.directive.id === leader.directive.id);
+    policies.push({
+      id: technique.id,
+      technique,
+      kind: 'unique',
+      drafts: [leader],
+      overridden: ordered.slice(1).map((draft) => ({ ...draft, by: leader.directive.id })),
+      positionDraft: smallest(winnerDrafts),
+    });
+  } else if (technique.policyGeneration === 'merged') {
+    const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
+    if (versions.length > 1) {
+      errors.push({
+        code: 'TECHNIQUE_VERSION_CONFLICT',
+        message:
+          `Technique ${techniqueId} is used in several versions on this node: ` +
+          versions
+            .map(
+              (version) =>
+                `${version} (${ordered
+                  .filter((d) => d.technique.version === version)
+                  .map((d) => d.directive.id)
+                  .join(', ')})`,
+            )
+            .join(', '),
+        directiveIds: ordered.map((draft) => draft.directive.id),
       });
-    } else if (technique.policyGeneration === 'merged') {
-      const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
-      if (versions.length > 1) {
-        errors.push({
-          code: 'TECHNIQUE_VERSION_CONFLICT',
-          message:
-            `Technique ${techniqueId} is used in several versions on this node: ` +
-            versions
-              .map(
-                (version) =>
-                  `${version} (${ordered
-                    .filter((d) => d.technique.version === version)
-                    .map((d) => d.directive.id)
-                    .join(', ')})`,
-              )
-              .join(', '),
-          directiveIds: ordered.map((draft) => draft.directive.id),
-        });
-      }
+    }
+    policies.push({
+      id: technique.id,
+      technique,
+      kind: 'merged',
+      drafts: ordered,
+      overridden: [],
+      positionDraft: smallest(group),
+    });
+  } else {
+    for (const draft of firstDraftPerDirective(group, namesOnly)) {
       policies.push({
-        id: technique.id,
-        technique,
-        kind: 'merged',
-        drafts: ordered,
+        id: `${techniqueId}:${draft.directive.id}`,
+        technique: draft.technique,
+        kind: draft.technique.policyGeneration,
+        drafts: [draft],
         overridden: [],
-        positionDraft: smallest(group),
+        positionDraft: draft,
       });
-    } else {
-      for (const draft of firstDraftPerDirective(group, namesOnly)) {
-        policies.push({
-          id: `${techniqueId}:${draft.directive.id}`,
-          technique: draft.technique,
-          kind: draft.technique.policyGeneration,
-          drafts: [draft],
-          overridden: [],
-          positionDraft: draft,
-        });
-      }
     }
   }
   return { policies, errors };

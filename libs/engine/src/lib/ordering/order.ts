@@ -164,6 +164,8 @@ export function orderPolicies(
   edges: readonly PolicyEdge[],
   compare: (a: FormedPolicy, b: FormedPolicy) => number,
 ): OrderResult {
+  // Without edges the smallest topological order is the sorted order, and there is no cycle.
+  if (edges.length === 0) return { order: [...policies].sort(compare), errors: [], onCycle: new Set() };
   const byId = new Map(policies.map((policy) => [policy.id, policy]));
   const successors = new Map<string, string[]>(policies.map((policy) => [policy.id, []]));
   const inDegree = new Map<string, number>(policies.map((policy) => [policy.id, 0]));

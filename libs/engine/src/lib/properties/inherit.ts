@@ -44,7 +44,9 @@ export interface GroupLevels {
 
 /** The enabled groups of a node, parents before children, then by id: the order levels apply in. */
 export function levelGroups(compiled: CompiledFleet, groupIds: readonly string[]): Group[] {
-  const groups = groupIds.map((groupId) => compiled.groups.get(groupId) as Group).filter((group) => group.enabled);
+  const groups = groupIds
+    .map((groupId) => compiled.groups.get(groupId) as Group)
+    .filter((group) => group.enabled);
   const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
   return groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
 }
@@ -92,12 +94,18 @@ export function nodeProperties(levels: GroupLevels, node: FleetNode): JsonObject
 export function inheritProperties(
   compiled: CompiledFleet,
   node: FleetNode,
-  levels: GroupLevels = groupLevels(compiled, levelGroups(compiled, compiled.groupsOfNode.get(node.id) ?? [])),
+  levels: GroupLevels = groupLevels(
+    compiled,
+    levelGroups(compiled, compiled.groupsOfNode.get(node.id) ?? []),
+  ),
 ): InheritedProperties {
   const layers = new Map<string, PropertyLayer[]>();
   for (const [name, stack] of levels.layers) layers.set(name, [...stack]);
   for (const name of Object.keys(node.properties).sort(compareCodeUnits)) {
-    layers.set(name, [...(layers.get(name) ?? []), { from: { source: 'node' }, value: node.properties[name] as Json }]);
+    layers.set(name, [
+      ...(layers.get(name) ?? []),
+      { from: { source: 'node' }, value: node.properties[name] as Json },
+    ]);
   }
   return { properties: nodeProperties(levels, node), layers, errors: levels.conflicts };
 }

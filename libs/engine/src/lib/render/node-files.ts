@@ -90,7 +90,10 @@ export function policyLayout(policy: FormedPolicy): Omit<RenderedPolicy, 'files'
   const directory = `${policy.technique.id}/${policy.technique.version}`;
   const bundle = policyBundleName(policy);
   if (policy.kind === 'separated-with-parameters')
-    return { bundle, inputs: [`${directory}/${parameterisedBundleName(policy)}.cf`, `${directory}/${bundle}.cf`] };
+    return {
+      bundle,
+      inputs: [`${directory}/${parameterisedBundleName(policy)}.cf`, `${directory}/${bundle}.cf`],
+    };
   return { bundle, inputs: [`${directory}/${bundle}.cf`] };
 }
 
@@ -127,7 +130,11 @@ export function renderPolicy(
   const promises = instances.flatMap((instance) =>
     promisesOf(policy, (name) => textOfValue(instance.values[name] as Json), refreshContext, marksRepairs),
   );
-  return { bundle, inputs, files: [[`${ROOT}/${inputs[0] as string}`, renderAgentBundle(bundle, [], promises)]] };
+  return {
+    bundle,
+    inputs,
+    files: [[`${ROOT}/${inputs[0] as string}`, renderAgentBundle(bundle, [], promises)]],
+  };
 }
 
 export const SYSTEM_INPUTS = ['system/policygen_lib.cf', 'system/policygen_system.cf'] as const;
@@ -156,7 +163,11 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
   files.set(SYSTEM_BUNDLES_FILE, renderSystemBundles(computation.node));
   const contexts = policyContexts(computation.policies, computation.edges);
   const rendered = computation.policies.map((policy) =>
-    renderPolicy(policy, computation.instances.get(policy.id) ?? [], contexts.get(policy.id) as PolicyContext),
+    renderPolicy(
+      policy,
+      computation.instances.get(policy.id) ?? [],
+      contexts.get(policy.id) as PolicyContext,
+    ),
   );
   for (const policy of rendered) for (const [path, content] of policy.files) files.set(path, content);
   files.set(PROMISES_FILE, promisesCfOf(rendered));

@@ -187,7 +187,8 @@ function checkReferences(parsed: ParsedCollections, report: Report): void {
     relayParent: (id) => relayParent.get(id),
   };
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
-    for (const entity of entities[collection]) checkEntity(collection, entity, at(collection, entity), view, report);
+    for (const entity of entities[collection])
+      checkEntity(collection, entity, at(collection, entity), view, report);
   }
   checkGroupCycles(entities.groups, (group) => at('groups', group, 'criteria'), report);
 }
@@ -286,7 +287,12 @@ export function checkEntity(
   }
 }
 
-function checkDirective(directive: Directive, path: PathSegment[], view: ReferenceView, report: Report): void {
+function checkDirective(
+  directive: Directive,
+  path: PathSegment[],
+  view: ReferenceView,
+  report: Report,
+): void {
   const versions = view.techniqueVersions(directive.technique);
   if (!versions || versions.length === 0) {
     if (!view.known('techniques', directive.technique))
@@ -326,7 +332,8 @@ function checkDirective(directive: Directive, path: PathSegment[], view: Referen
   }
   for (const relation of ['before', 'require', 'notify', 'subscribe'] as const) {
     directive[relation].forEach((target, index) => {
-      if (!view.known('directives', target)) report([...path, relation, index], `unknown directive ${target}`);
+      if (!view.known('directives', target))
+        report([...path, relation, index], `unknown directive ${target}`);
     });
   }
 }
@@ -444,7 +451,11 @@ export function checkProperties(properties: Record<string, Json>, path: PathSegm
   checkOrderingProperty(properties, path, report);
 }
 
-export function checkOrderingProperty(properties: Record<string, Json>, path: PathSegment[], report: Report): void {
+export function checkOrderingProperty(
+  properties: Record<string, Json>,
+  path: PathSegment[],
+  report: Report,
+): void {
   const value = properties[ORDERING_PROPERTY];
   if (value !== undefined && !(ORDERING_MODES as readonly Json[]).includes(value)) {
     report([...path, ORDERING_PROPERTY], `must be one of ${ORDERING_MODES.join(', ')}`);

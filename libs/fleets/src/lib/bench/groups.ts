@@ -161,8 +161,6 @@ function fixedGroups(): BenchGroup[] {
   return groups;
 }
 
-export const FIXED_GROUP_COUNT = fixedGroups().length;
-
 // Uniform, unlike the nodes' draw: crossing a big datacenter with a big role would make big groups.
 const pickLocation = (random: Random): number => Math.floor(random() * LOCATIONS.length);
 const pickRole = (random: Random): number => Math.floor(random() * ROLES.length);

@@ -29,11 +29,13 @@ const group = (id: string): string => `group:${id}`;
 
 /**
  * Rules that reach a large share of the fleet: everything, an environment, an OS, a datacenter, a
- * role, a relay. They carry few directives (1 to 3): every node gets all of them, so they set the
- * floor of the per-node policy count.
+ * role, a relay. They carry 1 or 2 directives (plus a landmark one): every node gets several of
+ * them, so they set the floor of the per-node policy count. Their number grows with `rules`.
  */
 function broadRules(sizes: BenchSizes, random: Random): RulePlan[] {
   const plans: RulePlan[] = [];
+  const scaled = (share: number, minimum: number, maximum: number): number =>
+    Math.min(maximum, Math.max(minimum, Math.round(sizes.rules * share)));
   const add = (label: string, targets: Target, landmark?: 'all' | 'ten' | 'one'): void => {
     const size = integerBetween(random, 1, 2);
     plans.push(
@@ -61,26 +63,20 @@ function broadRules(sizes: BenchSizes, random: Random): RulePlan[] {
     'g-os-sles',
     'g-arch-aarch64',
   ];
-  for (const id of osGroups.slice(
-    0,
-    Math.min(osGroups.length, Math.max(2, Math.round(sizes.rules * 0.0175))),
-  ))
+  for (const id of osGroups.slice(0, scaled(0.0175, 2, osGroups.length)))
     add(`Platform ${id.slice(2)}`, [group(id)]);
   add('European production', { and: [group('g-region-eu'), group('g-env-prod')] });
-  for (const location of LOCATIONS.slice(
-    0,
-    Math.min(LOCATIONS.length, Math.max(1, Math.round(sizes.rules * 0.05))),
-  ))
+  for (const location of LOCATIONS.slice(0, scaled(0.05, 1, LOCATIONS.length)))
     add(`Datacenter ${location.name}`, [group(`g-loc-${location.id}`)]);
-  for (const role of ROLES.slice(0, Math.min(ROLES.length, Math.max(1, Math.round(sizes.rules * 0.075)))))
+  for (const role of ROLES.slice(0, scaled(0.075, 1, ROLES.length)))
     add(`Role ${role.id}`, [group(`g-role-${role.id}`)]);
-  const relayRules = Math.min(sizes.relays, Math.max(1, Math.round(sizes.rules * 0.025)));
+  const relayRules = Math.min(sizes.relays, scaled(0.025, 1, sizes.relays));
   for (let index = 0; index < relayRules; index++)
     add(`Behind ${relayId(index)}`, [`policyServer:${relayId(index)}`]);
   if (sizes.relays >= 2)
     add('Behind the first relays', { or: [`policyServer:${relayId(0)}`, `policyServer:${relayId(1)}`] });
   add('Served by root', ['policyServer:root']);
-  for (const owner of OWNERS.slice(0, Math.min(OWNERS.length, Math.round(sizes.rules * 0.01))))
+  for (const owner of OWNERS.slice(0, scaled(0.01, 0, OWNERS.length)))
     add(`Owner ${owner}`, [group(`g-owner-${owner}`)]);
   return plans;
 }
@@ -133,7 +129,11 @@ export function benchRules(
     throw new RangeError(`bench fleet: rules must be more than ${plans.length} (the broad rules alone)`);
 
   const byKind = new Map<GroupKind, string[]>();
-  for (const { kind, input } of groups) byKind.set(kind, [...(byKind.get(kind) ?? []), input.id]);
+  for (const { kind, input } of groups) {
+    const ids = byKind.get(kind) ?? [];
+    ids.push(input.id);
+    byKind.set(kind, ids);
+  }
   const smallCount = sizes.rules - plans.length;
   const ordinary = directives.filter((directive) => !directive.landmark);
   const broadCapacity = plans.reduce((sum, plan) => sum + plan.size - (plan.landmark ? 1 : 0), 0);

@@ -1,0 +1,227 @@
+import { performance } from 'node:perf_hooks';
+import { GenerationEngine, validateFleet } from '@policygen/engine';
+import type { Fleet } from '@policygen/engine';
+import { buildBenchFleet } from '@policygen/fleets';
+import type { BenchFleetOptions } from '@policygen/fleets';
+import type { BenchScenario } from './scenarios';
+import { FULL_SCENARIO, SCENARIOS } from './scenarios';
+
+export interface BenchOptions {
+  readonly nodes: number;
+  readonly seed: number;
+  /** Scenario names; empty: all. */
+  readonly scenarios: readonly string[];
+  /** Skip the naive (full regeneration) figure of each change scenario. */
+  readonly skipNaive: boolean;
+  readonly onProgress?: (message: string) => void;
+}
+
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly description: string;
+  /** Change sets applied (one regeneration after them all). */
+  readonly changeSets: number;
+  /** Validation, index update and regeneration of the affected nodes; for `full`, index build and generation. */
+  readonly engineMs: number;
+  readonly applyMs: number;
+  readonly regenerateMs: number;
+  /** Nodes the dependency index named. */
+  readonly affected: number;
+  readonly recomputed: number;
+  /** Bundles whose hash, status or errors changed. */
+  readonly changed: number;
+  /** Recomputed nodes whose bundle came out unchanged (the index's imprecision). */
+  readonly recomputedUnchanged: number;
+  /** A full regeneration of the changed fleet from scratch, as Rudder does for every change. */
+  readonly naiveMs: number | null;
+  readonly speedup: number | null;
+  /** Peak resident set size of the process so far. */
+  readonly peakRssMiB: number;
+  readonly rssMiB: number;
+}
+
+export interface BenchReport {
+  readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[]; readonly node: string };
+  readonly fleet: {
+    readonly nodes: number;
+    readonly seed: number;
+    readonly groups: number;
+    readonly directives: number;
+    readonly techniques: number;
+    readonly rules: number;
+    readonly relays: number;
+    readonly buildMs: number;
+    readonly validateMs: number;
+    readonly policiesPerNode: number;
+    readonly failedNodes: number;
+    /** Distinct plans (rule sets), property levels (group sets) and rendered policies after full generation. */
+    readonly caches: Readonly<Record<string, number>>;
+  };
+  readonly scenarios: readonly ScenarioResult[];
+}
+
+const MiB = 1024 * 1024;
+
+export function scenarioNames(): string[] {
+  return SCENARIOS.map((scenario) => scenario.name);
+}
+
+/** Runs the scenarios on one engine, in order, each on the configuration the previous ones left. */
+export function runBench(options: BenchOptions, machine: BenchReport['machine']): BenchReport {
+  const progress = options.onProgress ?? (() => undefined);
+  const selected = selectScenarios(options.scenarios);
+  const sizes: BenchFleetOptions & { nodes: number } = { nodes: options.nodes, seed: options.seed };
+
+  progress(`building the synthetic fleet (${options.nodes} nodes, seed ${options.seed})`);
+  let started = performance.now();
+  const bench = buildBenchFleet(sizes);
+  const buildMs = performance.now() - started;
+  started = performance.now();
+  const validation = validateFleet(bench.fleet);
+  const validateMs = performance.now() - started;
+  if (!validation.ok)
+    throw new Error(
+      `the bench fleet is invalid: ${validation.issues
+        .slice(0, 3)
+        .map((i) => `${i.path}: ${i.message}`)
+        .join('; ')}`,
+    );
+  const fleet = validation.fleet;
+
+  progress('full generation');
+  started = performance.now();
+  const engine = GenerationEngine.fromFleet(fleet);
+  const full = engine.regenerate();
+  const fullMs = performance.now() - started;
+  const caches = engine.cacheStats();
+  const results: ScenarioResult[] = [];
+  let policies = 0;
+  let failed = 0;
+  for (const result of engine.allResults().values()) {
+    policies += result.policies;
+    if (result.status === 'failed') failed++;
+  }
+  if (selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
+    results.push(
+      measured(SCENARIOS[0] as BenchScenario, 0, {
+        applyMs: 0,
+        regenerateMs: fullMs,
+        affected: full.candidates,
+        recomputed: full.recomputed,
+        changed: full.changed.length,
+        naiveMs: fullMs,
+      }),
+    );
+  }
+
+  let run = 0;
+  for (const scenario of selected) {
+    if (scenario.name === FULL_SCENARIO) continue;
+    run++;
+    progress(scenario.description);
+    const changeSets = scenario.changeSets({
+      compiled: engine.compiled,
+      landmarks: bench.landmarks,
+      sizes,
+      run,
+    });
+    const applyStarted = performance.now();
+    const affected = new Set<string>();
+    for (const changeSet of changeSets) {
+      const outcome = engine.apply(changeSet);
+      if (!outcome.ok)
+        throw new Error(
+          `scenario ${scenario.name}: change set rejected: ${outcome.issues
+            .slice(0, 3)
+            .map((i) => `${i.path}: ${i.message}`)
+            .join('; ')}`,
+        );
+      for (const nodeId of outcome.affected) affected.add(nodeId);
+    }
+    const applyMs = performance.now() - applyStarted;
+    const regenerateStarted = performance.now();
+    const regeneration = engine.regenerate();
+    const regenerateMs = performance.now() - regenerateStarted;
+    const naiveMs = options.skipNaive ? null : naiveRegeneration(engine.toFleet(), engine.revision);
+    results.push(
+      measured(scenario, changeSets.length, {
+        applyMs,
+        regenerateMs,
+        affected: affected.size,
+        recomputed: regeneration.recomputed,
+        changed: regeneration.changed.length,
+        naiveMs,
+      }),
+    );
+  }
+
+  return {
+    machine,
+    fleet: {
+      nodes: fleet.nodes.length,
+      seed: options.seed,
+      groups: fleet.groups.length,
+      directives: fleet.directives.length,
+      techniques: fleet.techniques.length,
+      rules: fleet.rules.length,
+      relays: fleet.relays.length,
+      buildMs: round(buildMs),
+      validateMs: round(validateMs),
+      policiesPerNode: round(policies / Math.max(1, engine.allResults().size)),
+      failedNodes: failed,
+      caches,
+    },
+    scenarios: results,
+  };
+}
+
+/** What Rudder does on any change: every node generated again, from the whole configuration. */
+function naiveRegeneration(fleet: Fleet, revision: number): number {
+  const started = performance.now();
+  GenerationEngine.fromFleet(fleet, { revision }).regenerate();
+  return performance.now() - started;
+}
+
+function measured(
+  scenario: BenchScenario,
+  changeSets: number,
+  figures: {
+    applyMs: number;
+    regenerateMs: number;
+    affected: number;
+    recomputed: number;
+    changed: number;
+    naiveMs: number | null;
+  },
+): ScenarioResult {
+  const engineMs = figures.applyMs + figures.regenerateMs;
+  const usage = process.memoryUsage();
+  return {
+    scenario: scenario.name,
+    description: scenario.description,
+    changeSets,
+    engineMs: round(engineMs),
+    applyMs: round(figures.applyMs),
+    regenerateMs: round(figures.regenerateMs),
+    affected: figures.affected,
+    recomputed: figures.recomputed,
+    changed: figures.changed,
+    recomputedUnchanged: figures.recomputed - Math.min(figures.recomputed, figures.changed),
+    naiveMs: figures.naiveMs === null ? null : round(figures.naiveMs),
+    speedup: figures.naiveMs === null || engineMs === 0 ? null : round(figures.naiveMs / engineMs),
+    peakRssMiB: Math.round((process.resourceUsage().maxRSS * 1024) / MiB),
+    rssMiB: Math.round(usage.rss / MiB),
+  };
+}
+
+function selectScenarios(names: readonly string[]): BenchScenario[] {
+  if (names.length === 0) return [...SCENARIOS];
+  const unknown = names.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
+  if (unknown.length > 0)
+    throw new RangeError(`unknown scenario ${unknown.join(', ')} (one of ${scenarioNames().join(', ')})`);
+  return SCENARIOS.filter((scenario) => names.includes(scenario.name));
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

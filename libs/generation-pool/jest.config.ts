@@ -1,0 +1,4 @@
+export default {
+  displayName: 'generation-pool',
+  preset: '../../jest.preset.js',
+};

@@ -1,0 +1,329 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { EngineOptions, Fleet, ParsedChangeSet } from '@policygen/engine';
+import { PROTOCOL_VERSION } from './protocol';
+import type { ComputeOutput, WorkerInit, WorkerReply, WorkerRequest } from './protocol';
+
+export type { ComputeOutput } from './protocol';
+
+export interface PoolOptions {
+  readonly fleet: Fleet;
+  /** Worker threads (default `os.availableParallelism()`). */
+  readonly threads?: number;
+  /** The options of every worker's engine: the same as the caller's engine, or results differ. */
+  readonly engine?: EngineOptions;
+  /**
+   * The built worker script (default: generation-worker.js next to the running bundle, as
+   * `npm run build` writes dist/cli/policygen.js and dist/cli/generation-worker.js side by side).
+   */
+  readonly workerFile?: string;
+  /** Node ids per task (default: about eight tasks per thread, from 64 to 2,000 ids). */
+  readonly chunkSize?: number;
+}
+
+export interface ComputeOptions {
+  readonly materialise?: boolean;
+  readonly generatedAt?: number;
+}
+
+const MIN_CHUNK = 64;
+const MAX_CHUNK = 2_000;
+const CHUNKS_PER_THREAD = 8;
+/** Tasks handed to a thread at once, so it never waits for the main thread between two. */
+const TASKS_IN_FLIGHT_PER_THREAD = 2;
+
+function workerFileOf(option: string | undefined): string {
+  const file = resolve(option ?? join(__dirname, 'generation-worker.js'));
+  if (!existsSync(file)) {
+    throw new Error(
+      `the generation worker script ${file} does not exist: run \`npm run build\`, which writes ` +
+        'dist/cli/generation-worker.js (and pass that path as workerFile when not running the bundled CLI)',
+    );
+  }
+  return file;
+}
+
+function chunksOf(nodeIds: readonly string[], size: number): string[][] {
+  const chunks: string[][] = [];
+  for (let start = 0; start < nodeIds.length; start += size) chunks.push(nodeIds.slice(start, start + size));
+  return chunks;
+}
+
+interface Waiter {
+  readonly resolve: (output: ComputeOutput | undefined) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** One worker and the requests it has not answered yet; it answers them in the order they were sent. */
+class PoolThread {
+  private readonly waiting = new Map<number, Waiter>();
+  readonly ready: Promise<number>;
+
+  constructor(
+    readonly index: number,
+    readonly worker: Worker,
+    private readonly onFatal: (error: Error) => void,
+  ) {
+    this.ready = new Promise<number>((resolveReady, rejectReady) => {
+      worker.on('message', (message: WorkerReply) => {
+        if (message.kind === 'ready') {
+          if (message.protocol === PROTOCOL_VERSION) {
+            this.waiting.delete(0);
+            resolveReady(message.revision);
+          }
+          else
+            onFatal(
+              new Error(
+                `the generation worker script speaks protocol ${message.protocol}, this pool ${PROTOCOL_VERSION}: ` +
+                  'it is out of date, run `npm run build`',
+              ),
+            );
+          return;
+        }
+        const waiter = this.waiting.get(message.id);
+        if (!waiter) return;
+        this.waiting.delete(message.id);
+        if (message.kind === 'done') waiter.resolve(message.output);
+        else {
+          const error = new Error(`generation worker ${index}: ${message.fault.message}`);
+          if (message.fault.stack !== undefined) error.stack = `${error.message}\n(worker) ${message.fault.stack}`;
+          waiter.reject(error);
+        }
+      });
+      // Id 0 stands for the startup, so a worker dying before it is ready rejects `ready` too.
+      this.waiting.set(0, { resolve: () => undefined, reject: rejectReady });
+    });
+    worker.on('error', (error) =>
+      onFatal(new Error(`generation worker ${index} failed: ${error.message}`, { cause: error })),
+    );
+    worker.on('messageerror', (error) =>
+      onFatal(new Error(`generation worker ${index} sent an unreadable message: ${error.message}`)),
+    );
+    worker.on('exit', (code) => onFatal(new Error(`generation worker ${index} exited with code ${code}`)));
+  }
+
+  get inFlight(): number {
+    return this.waiting.size;
+  }
+
+  request(message: WorkerRequest): Promise<ComputeOutput | undefined> {
+    return new Promise((resolveRequest, rejectRequest) => {
+      this.waiting.set(message.id, { resolve: resolveRequest, reject: rejectRequest });
+      try {
+        this.worker.postMessage(message);
+      } catch (error) {
+        this.waiting.delete(message.id);
+        rejectRequest(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  rejectAll(error: Error): void {
+    const waiters = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiter of waiters) waiter.reject(error);
+  }
+}
+
+/**
+ * Generation on worker threads. Each worker holds its own GenerationEngine, built once from the
+ * fleet; `applyValid` replays a change set on every worker, so they stay at the caller's revision;
+ * `compute` splits node ids into chunks, hands them to the least busy threads and returns the
+ * results in the order asked for, whichever thread computed them.
+ *
+ * Operations run one after the other in call order. A worker that dies, or fails to apply a change
+ * set, leaves its engine at an unknown revision: the pool then stops, every pending and later call
+ * rejecting with the cause. `close()` ends every thread; a pool holds the process open until then.
+ */
+export class GenerationPool {
+  private readonly threads: PoolThread[] = [];
+  private readonly chunkSize: number | undefined;
+  private nextRequestId = 1;
+  private tail: Promise<unknown> = Promise.resolve();
+  private failure: Error | undefined;
+  private closed = false;
+  private currentRevision = 0;
+
+  private constructor(workers: readonly Worker[], chunkSize: number | undefined) {
+    this.chunkSize = chunkSize;
+    workers.forEach((worker, index) => {
+      this.threads.push(new PoolThread(index, worker, (error) => this.fail(error)));
+    });
+  }
+
+  /** Starts the workers and resolves once each has built its engine. */
+  static async start(options: PoolOptions): Promise<GenerationPool> {
+    const threads = options.threads ?? availableParallelism();
+    if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
+    if (options.chunkSize !== undefined && (!Number.isInteger(options.chunkSize) || options.chunkSize < 1)) {
+      throw new Error(`chunkSize must be a positive integer, not ${options.chunkSize}`);
+    }
+    const workerFile = workerFileOf(options.workerFile);
+    const workerData: WorkerInit = { fleet: options.fleet, engine: options.engine ?? {} };
+    const workers: Worker[] = [];
+    try {
+      for (let index = 0; index < threads; index++) workers.push(new Worker(workerFile, { workerData }));
+    } catch (error) {
+      await Promise.all(workers.map((worker) => worker.terminate()));
+      throw error;
+    }
+    const pool = new GenerationPool(workers, options.chunkSize);
+    try {
+      const revisions = await Promise.all(pool.threads.map((thread) => thread.ready));
+      pool.currentRevision = revisions[0] ?? 0;
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** The revision every worker's engine is at (or will be, once the calls made so far are done). */
+  get revision(): number {
+    return this.currentRevision;
+  }
+
+  /** Replays a change set the caller's engine accepted on every worker's engine, in call order. */
+  applyValid(change: ParsedChangeSet): Promise<void> {
+    const revision = ++this.currentRevision;
+    return this.serially(async () => {
+      try {
+        await Promise.all(
+          this.threads.map((thread) => thread.request({ id: this.nextRequestId++, kind: 'apply', change, revision })),
+        );
+      } catch (error) {
+        const cause = error instanceof Error ? error : new Error(String(error));
+        this.fail(new Error(`a worker could not apply the change set of revision ${revision}: ${cause.message}`));
+        throw cause;
+      }
+    });
+  }
+
+  /** Computes nodes at the pool's revision; the results are in the order of `nodeIds`. */
+  async compute(nodeIds: readonly string[], options: ComputeOptions = {}): Promise<ComputeOutput> {
+    const results: ComputeOutput['results'] = [];
+    const bundles: ComputeOutput['bundles'] = [];
+    await this.computeInChunks(nodeIds, options, (chunk) => {
+      results.push(...chunk.results);
+      bundles.push(...chunk.bundles);
+    });
+    return { results, bundles };
+  }
+
+  /**
+   * Computes nodes and hands each chunk to `onChunk` as soon as it and every chunk before it are
+   * done: in the order of `nodeIds`, holding only a few chunks at a time. A throwing `onChunk`
+   * rejects the call and stops handing out chunks.
+   */
+  computeInChunks(
+    nodeIds: readonly string[],
+    options: ComputeOptions,
+    onChunk: (chunk: ComputeOutput) => void,
+  ): Promise<void> {
+    const revision = this.currentRevision;
+    return this.serially(() => this.runChunks(nodeIds, options, revision, onChunk));
+  }
+
+  /** Ends every thread; calls not done reject. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new Error('the generation pool is closed');
+    for (const thread of this.threads) thread.rejectAll(error);
+    await Promise.all(this.threads.map((thread) => thread.worker.terminate()));
+  }
+
+  private runChunks(
+    nodeIds: readonly string[],
+    options: ComputeOptions,
+    revision: number,
+    onChunk: (chunk: ComputeOutput) => void,
+  ): Promise<void> {
+    const size =
+      this.chunkSize ??
+      Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(nodeIds.length / (this.threads.length * CHUNKS_PER_THREAD))));
+    const chunks = chunksOf(nodeIds, size);
+    const window = this.threads.length * TASKS_IN_FLIGHT_PER_THREAD;
+    const materialise = options.materialise ?? false;
+    return new Promise<void>((resolveRun, rejectRun) => {
+      const finished = new Map<number, ComputeOutput>();
+      let dispatched = 0;
+      let delivered = 0;
+      let settled = false;
+      const stop = (error: unknown): void => {
+        if (settled) return;
+        settled = true;
+        rejectRun(error);
+      };
+      const deliver = (): void => {
+        for (let chunk = finished.get(delivered); chunk; chunk = finished.get(delivered)) {
+          finished.delete(delivered);
+          delivered++;
+          onChunk(chunk);
+        }
+        if (delivered === chunks.length) {
+          settled = true;
+          resolveRun();
+        }
+      };
+      const dispatch = (): void => {
+        // Dispatch no further ahead of delivery than the window, so out-of-order chunks held stay few.
+        while (!settled && dispatched < chunks.length && dispatched - delivered < window) {
+          const index = dispatched++;
+          const thread = this.threads.reduce((best, candidate) => (candidate.inFlight < best.inFlight ? candidate : best));
+          const request: WorkerRequest = {
+            id: this.nextRequestId++,
+            kind: 'compute',
+            revision,
+            nodeIds: chunks[index] ?? [],
+            materialise,
+            ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+          };
+          thread.request(request).then((output) => {
+            if (settled) return;
+            try {
+              if (!output) throw new Error(`generation worker ${thread.index} answered a compute without results`);
+              finished.set(index, output);
+              deliver();
+              dispatch();
+            } catch (error) {
+              stop(error);
+            }
+          }, stop);
+        }
+      };
+      if (chunks.length === 0) {
+        settled = true;
+        resolveRun();
+        return;
+      }
+      dispatch();
+    });
+  }
+
+  private serially<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(() => {
+      if (this.closed) throw new Error('the generation pool is closed');
+      if (this.failure) throw this.failure;
+      return operation();
+    });
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private fail(error: Error): void {
+    if (this.closed || this.failure) return;
+    this.failure = error;
+    for (const thread of this.threads) thread.rejectAll(error);
+    for (const thread of this.threads) void thread.worker.terminate();
+  }
+}

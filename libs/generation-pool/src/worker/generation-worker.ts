@@ -1,0 +1,60 @@
+// The generation worker: an entry point of its own, bundled to dist/cli/generation-worker.js by
+// tools/build/bundle-cli.mjs. It is never imported by the library.
+import { parentPort, workerData } from 'node:worker_threads';
+import { GenerationEngine } from '@policygen/engine';
+import type { NodeBundle, NodeResult } from '@policygen/engine';
+import { PROTOCOL_VERSION, WORKER_KEY_PREFIX } from '../lib/protocol';
+import type { ComputeOutput, WorkerInit, WorkerReply, WorkerRequest } from '../lib/protocol';
+
+const port = parentPort;
+if (!port) throw new Error('generation-worker.js runs as a worker thread of a GenerationPool');
+
+const init = workerData as WorkerInit;
+// A worker belongs to exactly one pool, so its one engine is the pool's: no key needed.
+const engine = GenerationEngine.fromFleet(init.fleet, init.engine);
+
+function reply(message: WorkerReply): void {
+  port?.postMessage(message);
+}
+
+function handle(request: WorkerRequest): ComputeOutput | undefined {
+  if (request.kind === 'apply') {
+    engine.applyValid(request.change);
+    if (engine.revision !== request.revision) {
+      throw new Error(`worker engine reached revision ${engine.revision}, expected ${request.revision}`);
+    }
+    return undefined;
+  }
+  if (engine.revision !== request.revision) {
+    throw new Error(`worker engine is at revision ${engine.revision}, asked to compute at ${request.revision}`);
+  }
+  const results: NodeResult[] = [];
+  const bundles: NodeBundle[] = [];
+  for (const nodeId of request.nodeIds) {
+    const { result, bundle } = engine.compute(nodeId, {
+      materialise: request.materialise,
+      ...(request.generatedAt === undefined ? {} : { generatedAt: request.generatedAt }),
+    });
+    results.push({ ...result, inputsKey: WORKER_KEY_PREFIX + result.inputsKey });
+    if (request.materialise) {
+      if (!bundle) throw new Error(`node ${nodeId}: materialised without a bundle`);
+      bundles.push(bundle);
+    }
+  }
+  return { results, bundles };
+}
+
+port.on('message', (request: WorkerRequest) => {
+  try {
+    const output = handle(request);
+    reply(output ? { kind: 'done', id: request.id, output } : { kind: 'done', id: request.id });
+  } catch (error) {
+    const fault =
+      error instanceof Error
+        ? { message: error.message, ...(error.stack === undefined ? {} : { stack: error.stack }) }
+        : { message: String(error) };
+    reply({ kind: 'failed', id: request.id, fault });
+  }
+});
+
+reply({ kind: 'ready', protocol: PROTOCOL_VERSION, revision: engine.revision });
