@@ -3,7 +3,7 @@ import type { CompiledFleet, IndexDelta } from '../index/fleet-index';
 import type { FormedPolicy } from '../merge/policies';
 import { draftsOfRules, formPolicies, formTechniquePolicies } from '../merge/policies';
 import type { Draft, TechniquePolicies } from '../merge/policies';
-import type { FleetNode, OrderingMode, Technique } from '../model/fleet';
+import type { Directive, FleetNode, OrderingMode, Technique } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import { canonicalJson } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
@@ -65,10 +65,10 @@ const DEFAULT_LIMITS: Required<GeneratorLimits> = {
 };
 
 interface PlannedPolicy {
+  /** The policy as formed when the plan was built; its directives may since have new values. */
   readonly policy: FormedPolicy;
   readonly context: PolicyContext;
-  /** Set when no value depends on the node: rendered once for every node of the plan. */
-  readonly files?: readonly BundleFile[];
+  readonly contextKey: string;
 }
 
 /** Everything a node's policies are that depends on its rules (and ordering mode) alone. */
@@ -80,7 +80,6 @@ interface NodePlan {
   readonly formation: readonly PlannedPolicy[];
   readonly edges: readonly PolicyEdge[];
   readonly errorsBefore: readonly NodeError[];
-  readonly missing: readonly NodeError[];
   readonly errorsAfter: readonly NodeError[];
   readonly promises: BundleFile;
   readonly csv: BundleFile;
@@ -88,31 +87,68 @@ interface NodePlan {
   manifestPolicies?: readonly ManifestPolicy[];
 }
 
+/**
+ * A formed policy with its directives' current values. A change of parameter values only (same
+ * names, priorities, techniques, relationships) leaves every plan as it is: the values are looked
+ * up here, by the identity of the directives, and the policy is rendered again once, not per node.
+ */
+interface PolicyValues {
+  readonly key: string;
+  readonly policy: FormedPolicy;
+  /** Some value holds a generation-time reference: expanded per node. */
+  readonly dynamic: boolean;
+  /** Some value names the node itself: no other node can share the files. */
+  readonly unique: boolean;
+  readonly missing: readonly NodeError[];
+  /** When not dynamic: the files, per render context. */
+  readonly files: Map<string, readonly BundleFile[]>;
+}
+
 interface Levels {
   readonly serial: number;
   readonly levels: GroupLevels;
 }
 
+type FileDigest = Pick<BundleFile, 'path' | 'sha256'>;
+
+/** Digests of a node's own files, kept with the node entity they were computed from. */
+interface NodeDigests {
+  readonly system: FileDigest;
+  levelsSerial?: number;
+  properties?: FileDigest;
+}
+
+interface Prepared {
+  readonly node: FleetNode;
+  readonly inputsKey: string;
+  readonly levels?: Levels;
+  readonly plan?: NodePlan;
+  readonly values?: readonly PolicyValues[];
+  readonly properties?: JsonObject;
+  readonly mode?: OrderingMode;
+}
+
 const LIBRARY_FILE = bundleFile(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
+const IDENTITY_REFERENCE = /rudder\.node\.(id|hostname)/;
 
 /**
- * Generates nodes through caches: a plan per distinct rule set (drafts, merge, order, the files of
- * policies whose values do not depend on the node), property levels per distinct group set, and
- * rendered policy files by their resolved inputs. Equal to `generateNode`, byte for byte.
+ * Generates nodes through caches: a plan per distinct rule set (drafts, merge, order, promises.cf),
+ * a technique's formed policies per distinct set of drafts, property levels per distinct group set,
+ * policy files by their resolved inputs, and each node's own file digests. Equal to `generateNode`,
+ * byte for byte (the property-based tests hold it to that).
  *
- * Memory is bounded: each cache is an LRU (plans and levels by count, rendered files by bytes);
- * an evicted entry is rebuilt on its next use. Changes evict what they make stale (`invalidate`).
+ * Memory is bounded: plans, technique policies and levels are LRUs by count, rendered dynamic
+ * policies an LRU by bytes; what hangs off a policy or node object goes with it (weak maps). An
+ * evicted entry is rebuilt on its next use; `invalidate` drops what a change made stale.
  */
 export class NodeGenerator {
   private readonly plans: LRUCache<string, NodePlan>;
   private readonly planKeysByRule = new Map<string, Set<string>>();
   private readonly levels: LRUCache<string, Levels>;
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
-  /** A technique's policies per distinct set of drafts (by the rules', directives' and technique's identity). */
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
-  /** Files of a policy whose values do not depend on the node, per render context. */
-  private readonly staticFiles = new WeakMap<FormedPolicy, Map<string, readonly BundleFile[]> | null>();
-  private readonly identityPolicies = new WeakMap<FormedPolicy, boolean>();
+  private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
+  private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
   private nextSerial = 1;
 
@@ -145,28 +181,7 @@ export class NodeGenerator {
 
   /** What a node's bundle would be computed from now (see `NodeResult.inputsKey`). */
   inputsKey(nodeId: string): string {
-    const node = this.compiled.nodes.get(nodeId);
-    if (!node) throw new Error(`unknown node ${nodeId}`);
-    return this.prepare(node).inputsKey;
-  }
-
-  private prepare(node: FleetNode): {
-    inputsKey: string;
-    levels?: Levels;
-    plan?: NodePlan;
-    properties?: JsonObject;
-    mode?: OrderingMode;
-  } {
-    const nodeSerial = this.serialOf(node);
-    if (node.state === 'ignored') return { inputsKey: `ignored:${nodeSerial}` };
-    const levels = this.levelsOf(node);
-    const properties = nodeProperties(levels.levels, node);
-    const mode = orderingOf(this.compiled, properties[ORDERING_PROPERTY], this.options).mode;
-    const plan = this.planOf(
-      node.state === 'empty-policies' ? [] : (this.compiled.rulesOfNode.get(node.id) ?? []),
-      mode,
-    );
-    return { inputsKey: `${plan.serial}:${levels.serial}:${nodeSerial}`, levels, plan, properties, mode };
+    return this.prepare(this.nodeOf(nodeId)).inputsKey;
   }
 
   /** The node's result, and its whole bundle when `materialise` is set. */
@@ -174,8 +189,7 @@ export class NodeGenerator {
     nodeId: string,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } {
-    const generated = this.generateUnless(nodeId, undefined, options);
-    return generated as { result: NodeResult; bundle?: NodeBundle };
+    return this.generatePrepared(this.prepare(this.nodeOf(nodeId)), options);
   }
 
   /** `generate`, unless the node's inputs key is `inputsKey`: then nothing is computed (undefined). */
@@ -184,70 +198,125 @@ export class NodeGenerator {
     inputsKey: string | undefined,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } | undefined {
+    const prepared = this.prepare(this.nodeOf(nodeId));
+    if (prepared.inputsKey === inputsKey) return undefined;
+    return this.generatePrepared(prepared, options);
+  }
+
+  /** Cache sizes, for the benchmark and metrics. */
+  stats(): {
+    plans: number;
+    levels: number;
+    techniquePolicies: number;
+    renderedEntries: number;
+    renderedBytes: number;
+  } {
+    return {
+      plans: this.plans.size,
+      levels: this.levels.size,
+      techniquePolicies: this.techniquePolicies.size,
+      renderedEntries: this.rendered.size,
+      renderedBytes: this.rendered.calculatedSize,
+    };
+  }
+
+  private nodeOf(nodeId: string): FleetNode {
     const node = this.compiled.nodes.get(nodeId);
     if (!node) throw new Error(`unknown node ${nodeId}`);
-    const prepared = this.prepare(node);
-    if (prepared.inputsKey === inputsKey) return undefined;
-    return this.generatePrepared(nodeId, node, prepared, options);
+    return node;
+  }
+
+  /** Everything but the rendering: the key says whether the rest can be skipped. */
+  private prepare(node: FleetNode): Prepared {
+    const nodeSerial = this.serialOf(node);
+    if (node.state === 'ignored') return { node, inputsKey: `ignored:${nodeSerial}` };
+    const levels = this.levelsOf(node);
+    const properties = nodeProperties(levels.levels, node);
+    const mode = orderingOf(this.compiled, properties[ORDERING_PROPERTY], this.options).mode;
+    const plan = this.planOf(
+      node.state === 'empty-policies' ? [] : (this.compiled.rulesOfNode.get(node.id) ?? []),
+      mode,
+    );
+    const values = plan.formation.map((planned) => this.valuesOf(planned.policy));
+    const valuesKey = values.map((entry) => entry.key).join(',');
+    return {
+      node,
+      inputsKey: `${plan.serial}:${levels.serial}:${nodeSerial}:${valuesKey}`,
+      levels,
+      plan,
+      values,
+      properties,
+      mode,
+    };
   }
 
   private generatePrepared(
-    nodeId: string,
-    node: FleetNode,
-    prepared: ReturnType<NodeGenerator['prepare']>,
+    prepared: Prepared,
     options: GenerateOptions & { readonly materialise?: boolean },
   ): { result: NodeResult; bundle?: NodeBundle } {
-    const { inputsKey, levels, plan, properties, mode } = prepared;
-    if (!levels || !plan || !properties || !mode) {
+    const { node, inputsKey, levels, plan, values, properties, mode } = prepared;
+    const nodeId = node.id;
+    if (!levels || !plan || !values || !properties || !mode) {
       const result = { nodeId, status: 'ignored', errors: [], hash: null, inputsKey, policies: 0 } as const;
       return options.materialise ? { result, bundle: ignoredBundle(nodeId) } : { result };
     }
-
     const context = expansionContext(this.compiled, node, properties);
     const unknown: NodeError[] = [];
-    const dynamicFiles = new Map<string, readonly BundleFile[]>();
-    for (const planned of plan.formation) {
-      if (planned.files) continue;
-      const instances = planned.policy.drafts.map((draft) => {
+    const filesOf = new Map<PlannedPolicy, readonly BundleFile[]>();
+    plan.formation.forEach((planned, index) => {
+      const entry = values[index] as PolicyValues;
+      if (!entry.dynamic) {
+        filesOf.set(planned, this.staticFiles(entry, planned));
+        return;
+      }
+      const instances = entry.policy.drafts.map((draft) => {
         const resolved = resolveValues(draft, context);
         unknown.push(...resolved.unknown);
         return { values: resolved.values };
       });
-      dynamicFiles.set(
-        planned.policy.id,
-        this.uniquePerNode(planned.policy)
-          ? renderPolicy(planned.policy, instances, planned.context).files.map(([path, content]) =>
-              bundleFile(path, content),
-            )
-          : this.render(planned.policy, instances, planned.context),
+      filesOf.set(
+        planned,
+        entry.unique
+          ? renderFiles(entry.policy, instances, planned.context)
+          : this.render(entry.policy, instances, planned.context),
       );
-    }
+    });
     const errors = [
       ...plan.errorsBefore,
       ...levels.levels.conflicts,
-      ...plan.missing,
+      ...values.flatMap((entry) => entry.missing),
       ...unknown,
       ...plan.errorsAfter,
     ];
     const status = errors.length > 0 ? 'failed' : 'ok';
+    const policyFiles = plan.policies.flatMap((planned) => filesOf.get(planned) ?? []);
 
-    const files: BundleFile[] = [];
+    let hash: string | null = null;
     if (status === 'ok') {
-      files.push(LIBRARY_FILE, bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node)));
-      for (const planned of plan.policies)
-        files.push(...(planned.files ?? dynamicFiles.get(planned.policy.id) ?? []));
-      files.push(plan.promises, bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)), plan.csv);
+      const own = this.digestsOf(node, levels, properties);
+      hash = bundleHash([
+        LIBRARY_FILE,
+        own.system,
+        own.properties as FileDigest,
+        plan.promises,
+        plan.csv,
+        ...policyFiles,
+      ]);
     }
-    const result: NodeResult = {
-      nodeId,
-      status,
-      errors,
-      hash: status === 'ok' ? bundleHash(files) : null,
-      inputsKey,
-      policies: plan.policies.length,
-    };
+    const result: NodeResult = { nodeId, status, errors, hash, inputsKey, policies: plan.policies.length };
     if (!options.materialise) return { result };
-    if (status === 'ok') files.push(bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`));
+    const files =
+      status === 'ok'
+        ? [
+            LIBRARY_FILE,
+            bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node)),
+            bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)),
+            plan.promises,
+            plan.csv,
+            ...policyFiles,
+            bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
+          ]
+        : [];
     const bundle = assembleBundle(
       {
         nodeId,
@@ -266,14 +335,20 @@ export class NodeGenerator {
     return { result, bundle };
   }
 
-  /** Cache sizes, for the benchmark and metrics. */
-  stats(): { plans: number; levels: number; renderedEntries: number; renderedBytes: number } {
-    return {
-      plans: this.plans.size,
-      levels: this.levels.size,
-      renderedEntries: this.rendered.size,
-      renderedBytes: this.rendered.calculatedSize,
-    };
+  /** The digests of the node's system bundle and properties file, computed again only when stale. */
+  private digestsOf(node: FleetNode, levels: Levels, properties: JsonObject): NodeDigests {
+    let digests = this.nodeDigests.get(node);
+    if (!digests) {
+      const system = bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node));
+      digests = { system: { path: system.path, sha256: system.sha256 } };
+      this.nodeDigests.set(node, digests);
+    }
+    if (digests.levelsSerial !== levels.serial || !digests.properties) {
+      const file = bundleFile(PROPERTIES_FILE, propertiesFileOf(properties));
+      digests.levelsSerial = levels.serial;
+      digests.properties = { path: file.path, sha256: file.sha256 };
+    }
+    return digests;
   }
 
   private serialOf(value: object): number {
@@ -342,8 +417,11 @@ export class NodeGenerator {
     const planned = new Map<string, PlannedPolicy>();
     for (const policy of formed.policies) {
       const context = contexts.get(policy.id) as PolicyContext;
-      const files = this.staticFilesOf(policy, context);
-      planned.set(policy.id, files ? { policy, context, files } : { policy, context });
+      planned.set(policy.id, {
+        policy,
+        context,
+        contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
+      });
     }
     const layouts: Omit<RenderedPolicy, 'files'>[] = ordered.order.map(policyLayout);
     return {
@@ -352,41 +430,56 @@ export class NodeGenerator {
       formation: formed.policies.map((policy) => planned.get(policy.id) as PlannedPolicy),
       edges: graph.edges,
       errorsBefore: formed.errors,
-      missing: formed.policies.flatMap((policy) => policy.drafts.flatMap(missingParameters)),
       errorsAfter: [...graph.errors, ...ordered.errors],
       promises: bundleFile(PROMISES_FILE, promisesCfOf(layouts)),
       csv: bundleFile(DIRECTIVES_CSV_FILE, directivesCsv(ordered.order)),
     };
   }
 
-  /** Whether a policy's values name the node itself: no other node can share its files. */
-  private uniquePerNode(policy: FormedPolicy): boolean {
-    let unique = this.identityPolicies.get(policy);
-    if (unique === undefined) {
-      unique = policy.drafts.some((draft) =>
-        /rudder\.node\.(id|hostname)/.test(JSON.stringify(draft.directive.parameters)),
-      );
-      this.identityPolicies.set(policy, unique);
-    }
-    return unique;
+  /** The policy with its directives' current values (see `PolicyValues`). */
+  private valuesOf(policy: FormedPolicy): PolicyValues {
+    let same = true;
+    let key = '';
+    const directives = policy.drafts.map((draft) => {
+      const current = this.compiled.directives.get(draft.directive.id) ?? draft.directive;
+      if (current !== draft.directive) same = false;
+      key += `${this.serialOf(current)}.`;
+      return current;
+    });
+    const cached = this.policyValues.get(policy);
+    if (cached?.key === key) return cached;
+    const current: FormedPolicy = same
+      ? policy
+      : {
+          ...policy,
+          drafts: policy.drafts.map((draft, index) => ({
+            ...draft,
+            directive: directives[index] as Directive,
+          })),
+        };
+    const entry: PolicyValues = {
+      key,
+      policy: current,
+      dynamic: current.drafts.some(dependsOnNode),
+      unique: current.drafts.some((draft) =>
+        IDENTITY_REFERENCE.test(JSON.stringify(draft.directive.parameters)),
+      ),
+      missing: current.drafts.flatMap(missingParameters),
+      files: new Map(),
+    };
+    this.policyValues.set(policy, entry);
+    return entry;
   }
 
-  /** The files of a policy whose values do not depend on the node, rendered once per context. */
-  private staticFilesOf(policy: FormedPolicy, context: PolicyContext): readonly BundleFile[] | undefined {
-    let byContext = this.staticFiles.get(policy);
-    if (byContext === undefined) {
-      byContext = policy.drafts.some(dependsOnNode) ? null : new Map();
-      this.staticFiles.set(policy, byContext);
-    }
-    if (byContext === null) return undefined;
-    const key = `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`;
-    let files = byContext.get(key);
+  /** A policy whose values do not depend on the node: rendered once per render context. */
+  private staticFiles(entry: PolicyValues, planned: PlannedPolicy): readonly BundleFile[] {
+    let files = entry.files.get(planned.contextKey);
     if (!files) {
-      const instances = policy.drafts.map((draft) => ({ values: resolveValues(draft, undefined).values }));
-      files = renderPolicy(policy, instances, context).files.map(([path, content]) =>
-        bundleFile(path, content),
-      );
-      byContext.set(key, files);
+      const instances = entry.policy.drafts.map((draft) => ({
+        values: resolveValues(draft, undefined).values,
+      }));
+      files = renderFiles(entry.policy, instances, planned.context);
+      entry.files.set(planned.contextKey, files);
     }
     return files;
   }
@@ -407,11 +500,17 @@ export class NodeGenerator {
     ].join('\u0000');
     let files = this.rendered.get(key);
     if (!files) {
-      files = renderPolicy(policy, instances, context).files.map(([path, content]) =>
-        bundleFile(path, content),
-      );
+      files = renderFiles(policy, instances, context);
       this.rendered.set(key, files);
     }
     return files;
   }
+}
+
+function renderFiles(
+  policy: FormedPolicy,
+  instances: readonly { readonly values: Readonly<Record<string, Json>> }[],
+  context: PolicyContext,
+): BundleFile[] {
+  return renderPolicy(policy, instances, context).files.map(([path, content]) => bundleFile(path, content));
 }

@@ -205,9 +205,13 @@ export class FleetIndex implements CompiledFleet {
       this.removeDirective(directiveId);
       touchedDirectives.add(directiveId);
     }
+    const revaluedDirectives = new Set<string>();
     for (const directive of change.upsert.directives) {
+      const before = this.directives.get(directive.id);
       this.setDirective(directive);
-      touchedDirectives.add(directive.id);
+      // New parameter values leave every policy's shape (merge, order, names) as it was.
+      if (before && onlyValuesDiffer(before, directive)) revaluedDirectives.add(directive.id);
+      else touchedDirectives.add(directive.id);
     }
 
     // Relationships: they order the nodes holding both ends.
@@ -396,6 +400,8 @@ export class FleetIndex implements CompiledFleet {
       for (const ruleId of this.rulesOfDirective.get(directiveId) ?? []) dirtyRules.add(ruleId);
       this.nodesOfDirective(directiveId, affected);
     }
+    for (const directiveId of revaluedDirectives)
+      if (!touchedDirectives.has(directiveId)) this.nodesOfDirective(directiveId, affected);
     for (const relationship of changedRelationships) {
       for (const end of [relationship.from, relationship.to])
         for (const ruleId of this.rulesOfDirective.get(end) ?? []) dirtyRules.add(ruleId);
@@ -645,6 +651,22 @@ function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string>): bo
   if (a.size !== b.size) return false;
   for (const item of a) if (!b.has(item)) return false;
   return true;
+}
+
+/** Whether two versions of a directive differ in their parameter values only. */
+function onlyValuesDiffer(before: Directive, after: Directive): boolean {
+  const relations = (directive: Directive): string =>
+    [directive.before, directive.require, directive.notify, directive.subscribe]
+      .map((ids) => ids.join(' '))
+      .join('|');
+  return (
+    before.name === after.name &&
+    before.technique === after.technique &&
+    before.techniqueVersion === after.techniqueVersion &&
+    before.priority === after.priority &&
+    before.enabled === after.enabled &&
+    relations(before) === relations(after)
+  );
 }
 
 /** Whether two versions of a node differ in what its bundle shows (facts only decide memberships). */
