@@ -116,6 +116,14 @@ interface NodeDigests {
   readonly system: FileDigest;
   levelsSerial?: number;
   properties?: FileDigest;
+  /** Expanded policies of the node, by policy values, context and property levels. */
+  readonly dynamic: Map<PolicyValues, DynamicDigest>;
+}
+
+interface DynamicDigest {
+  readonly key: string;
+  readonly files: readonly FileDigest[];
+  readonly unknown: readonly NodeError[];
 }
 
 interface Prepared {
@@ -129,6 +137,7 @@ interface Prepared {
 }
 
 const LIBRARY_FILE = bundleFile(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
+const MAX_DYNAMIC_PER_NODE = 64;
 const IDENTITY_REFERENCE = /rudder\.node\.(id|hostname)/;
 
 /**
@@ -260,26 +269,43 @@ export class NodeGenerator {
       const result = { nodeId, status: 'ignored', errors: [], hash: null, inputsKey, policies: 0 } as const;
       return options.materialise ? { result, bundle: ignoredBundle(nodeId) } : { result };
     }
+    const materialise = options.materialise === true;
     const context = expansionContext(this.compiled, node, properties);
+    const own = this.digestsOf(node);
     const unknown: NodeError[] = [];
-    const filesOf = new Map<PlannedPolicy, readonly BundleFile[]>();
+    const filesOf = new Map<PlannedPolicy, readonly FileDigest[]>();
     plan.formation.forEach((planned, index) => {
       const entry = values[index] as PolicyValues;
       if (!entry.dynamic) {
         filesOf.set(planned, this.staticFiles(entry, planned));
         return;
       }
+      // Expanded values depend on the node, its levels (and so the parameters) and the policy.
+      const key = `${planned.contextKey}\u0000${levels.serial}`;
+      const known = own.dynamic.get(entry);
+      if (known?.key === key && !materialise) {
+        unknown.push(...known.unknown);
+        filesOf.set(planned, known.files);
+        return;
+      }
+      const expanded: NodeError[] = [];
       const instances = entry.policy.drafts.map((draft) => {
         const resolved = resolveValues(draft, context);
-        unknown.push(...resolved.unknown);
+        expanded.push(...resolved.unknown);
         return { values: resolved.values };
       });
-      filesOf.set(
-        planned,
-        entry.unique
-          ? renderFiles(entry.policy, instances, planned.context)
-          : this.render(entry.policy, instances, planned.context),
-      );
+      const files = entry.unique
+        ? renderFiles(entry.policy, instances, planned.context)
+        : this.render(entry.policy, instances, planned.context);
+      unknown.push(...expanded);
+      filesOf.set(planned, files);
+      // Entries of replaced policy values are dead weight: drop them all now and then.
+      if (own.dynamic.size >= MAX_DYNAMIC_PER_NODE) own.dynamic.clear();
+      own.dynamic.set(entry, {
+        key,
+        files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
+        unknown: expanded,
+      });
     });
     const errors = [
       ...plan.errorsBefore,
@@ -293,11 +319,10 @@ export class NodeGenerator {
 
     let hash: string | null = null;
     if (status === 'ok') {
-      const own = this.digestsOf(node, levels, properties);
       hash = bundleHash([
         LIBRARY_FILE,
         own.system,
-        own.properties as FileDigest,
+        this.propertiesDigest(own, levels, properties),
         plan.promises,
         plan.csv,
         ...policyFiles,
@@ -313,7 +338,7 @@ export class NodeGenerator {
             bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)),
             plan.promises,
             plan.csv,
-            ...policyFiles,
+            ...(policyFiles as BundleFile[]),
             bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
           ]
         : [];
@@ -335,20 +360,25 @@ export class NodeGenerator {
     return { result, bundle };
   }
 
-  /** The digests of the node's system bundle and properties file, computed again only when stale. */
-  private digestsOf(node: FleetNode, levels: Levels, properties: JsonObject): NodeDigests {
+  /** The digest of the node's system bundle, kept while the node entity lives. */
+  private digestsOf(node: FleetNode): NodeDigests {
     let digests = this.nodeDigests.get(node);
     if (!digests) {
       const system = bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node));
-      digests = { system: { path: system.path, sha256: system.sha256 } };
+      digests = { system: { path: system.path, sha256: system.sha256 }, dynamic: new Map() };
       this.nodeDigests.set(node, digests);
     }
+    return digests;
+  }
+
+  /** The digest of the node's properties file, computed again when its levels changed. */
+  private propertiesDigest(digests: NodeDigests, levels: Levels, properties: JsonObject): FileDigest {
     if (digests.levelsSerial !== levels.serial || !digests.properties) {
       const file = bundleFile(PROPERTIES_FILE, propertiesFileOf(properties));
       digests.levelsSerial = levels.serial;
       digests.properties = { path: file.path, sha256: file.sha256 };
     }
-    return digests;
+    return digests.properties;
   }
 
   private serialOf(value: object): number {
