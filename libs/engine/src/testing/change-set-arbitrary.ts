@@ -78,7 +78,10 @@ const REFERENCES = [
 const parameterValue: fc.Arbitrary<Json> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom<Json>(...REFERENCES) },
   { weight: 4, arbitrary: fc.constantFrom<Json>(...TRICKY_VALUES) },
-  { weight: 1, arbitrary: fc.constantFrom<Json>(42, ['a', '${rudder.node.id}'], { k: '${rudder.param.dns}' }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Json>(42, ['a', '${rudder.node.id}'], { k: '${rudder.param.dns}' }),
+  },
 );
 
 /** Criteria of dynamic groups; the last two are invalid (a broken regex, a missing value). */
@@ -107,6 +110,16 @@ const rarely = (percent: number): fc.Arbitrary<boolean> =>
   fc.integer({ min: 0, max: 99 }).map((draw) => draw < percent);
 
 const pick = fc.nat({ max: 1000 });
+
+/**
+ * Which referrers of a deleted entity are updated with it, one bit per kind of referrer: mostly
+ * all of them (the deletion is accepted), sometimes some (each missed kind must be rejected).
+ */
+const cascade = (kinds: number): fc.Arbitrary<number> =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constant((1 << kinds) - 1) },
+    { weight: 1, arbitrary: fc.nat({ max: (1 << kinds) - 1 }) },
+  );
 const criterion = fc.oneof(
   { weight: 30, arbitrary: fc.constantFrom(...CRITERIA) },
   { weight: 1, arbitrary: fc.constantFrom(...INVALID_CRITERIA) },
@@ -133,10 +146,10 @@ const propertyChange = fc.record({
 });
 
 const PROMISE_KINDS = ['vars', 'reports', 'files', 'commands', 'classes', 'slist'] as const;
-const promisesBlueprint = fc.array(
-  fc.record({ kind: fc.constantFrom(...PROMISE_KINDS), parameter: pick }),
-  { minLength: 1, maxLength: 3 },
-);
+const promisesBlueprint = fc.array(fc.record({ kind: fc.constantFrom(...PROMISE_KINDS), parameter: pick }), {
+  minLength: 1,
+  maxLength: 3,
+});
 
 /** Target leaves, resolved against the configuration: groups and policy servers by position. */
 type TargetLeaf =
@@ -153,11 +166,11 @@ export type TargetBlueprint =
   | { include: TargetBlueprint; exclude?: TargetBlueprint };
 
 const targetLeaf: fc.Arbitrary<TargetLeaf> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant<TargetLeaf>({ leaf: 'all' }) },
-  { weight: 3, arbitrary: fc.constant<TargetLeaf>({ leaf: 'allButServers' }) },
-  { weight: 3, arbitrary: pick.map((server): TargetLeaf => ({ leaf: 'server', server })) },
-  { weight: 8, arbitrary: pick.map((group): TargetLeaf => ({ leaf: 'group', group })) },
-  { weight: 0.2, arbitrary: fc.constant<TargetLeaf>({ leaf: 'unknownGroup' }) },
+  { weight: 15, arbitrary: fc.constant<TargetLeaf>({ leaf: 'all' }) },
+  { weight: 15, arbitrary: fc.constant<TargetLeaf>({ leaf: 'allButServers' }) },
+  { weight: 15, arbitrary: pick.map((server): TargetLeaf => ({ leaf: 'server', server })) },
+  { weight: 40, arbitrary: pick.map((group): TargetLeaf => ({ leaf: 'group', group })) },
+  { weight: 1, arbitrary: fc.constant<TargetLeaf>({ leaf: 'unknownGroup' }) },
 );
 
 const targetBlueprint: fc.Arbitrary<TargetBlueprint> = fc.letrec<{ target: TargetBlueprint }>((tie) => ({
@@ -197,7 +210,13 @@ export type Mutation =
       staticIn: number | undefined;
     }
   | { kind: 'nodeDelete'; node: number; cascade: boolean }
-  | { kind: 'directiveParameter'; directive: number; parameter: number; value: Json | undefined; undeclared: boolean }
+  | {
+      kind: 'directiveParameter';
+      directive: number;
+      parameter: number;
+      value: Json | undefined;
+      undeclared: boolean;
+    }
   | { kind: 'directivePriority'; directive: number; priority: number }
   | { kind: 'directiveEnabled'; directive: number }
   | { kind: 'directiveName'; directive: number; name: string }
@@ -219,7 +238,7 @@ export type Mutation =
       values: (Json | undefined)[];
       attachTo: number | undefined;
     }
-  | { kind: 'directiveDelete'; directive: number; cascade: boolean }
+  | { kind: 'directiveDelete'; directive: number; cascade: number }
   | {
       kind: 'techniqueEdit';
       technique: number;
@@ -244,27 +263,46 @@ export type Mutation =
       generation: (typeof GENERATIONS)[number];
     }
   | { kind: 'techniqueDeleteVersion'; technique: number; repoint: boolean }
-  | { kind: 'techniqueAdd'; id: number; promises: PromisesBlueprint; multiInstance: boolean; parameters: number }
+  | {
+      kind: 'techniqueAdd';
+      id: number;
+      promises: PromisesBlueprint;
+      multiInstance: boolean;
+      parameters: number;
+    }
   | { kind: 'ruleName'; rule: number; name: string }
   | { kind: 'ruleEnabled'; rule: number }
   | { kind: 'ruleDirectives'; rule: number; directives: number[]; unknown: boolean }
   | { kind: 'ruleTargets'; rule: number; target: TargetBlueprint }
-  | { kind: 'ruleAdd'; id: number; name: string; directives: number[]; target: TargetBlueprint; enabled: boolean }
+  | {
+      kind: 'ruleAdd';
+      id: number;
+      name: string;
+      directives: number[];
+      target: TargetBlueprint;
+      enabled: boolean;
+    }
   | { kind: 'ruleDelete'; rule: number }
-  | { kind: 'groupCriteria'; group: number; mode: 'all' | 'any'; criteria: CriterionInput[]; keepParents: boolean }
+  | {
+      kind: 'groupCriteria';
+      group: number;
+      mode: 'all' | 'any';
+      criteria: CriterionInput[];
+      keepParents: boolean;
+    }
   | { kind: 'groupNodes'; group: number; nodes: number[] }
   | { kind: 'groupProperty'; group: number; property: PropertyChange }
   | { kind: 'groupEnabled'; group: number }
   | { kind: 'groupParent'; group: number; parent: number | undefined }
   | { kind: 'groupAdd'; id: number; body: GroupBody }
-  | { kind: 'groupDelete'; group: number; cascade: boolean }
+  | { kind: 'groupDelete'; group: number; cascade: number }
   | { kind: 'parameterSet'; name: string; value: Json; ordering: string }
   | { kind: 'parameterDelete'; name: number }
   | { kind: 'settings'; ordering: (typeof ORDERINGS)[number] | undefined; orderingSeed: number | undefined }
   | { kind: 'relationshipAdd'; from: number; to: number; arrow: '->' | '~>' }
   | { kind: 'relationshipDelete'; relationship: number }
   | { kind: 'relayAdd'; id: number; nodeId: boolean; parent: number; root: boolean }
-  | { kind: 'relayDelete'; relay: number; cascade: boolean }
+  | { kind: 'relayDelete'; relay: number; cascade: number }
   | { kind: 'relayReparent'; relay: number; parent: number }
   | { kind: 'malformed'; variant: MalformedVariant };
 
@@ -288,12 +326,30 @@ const m = <K extends MutationKind>(kind: K) => kind;
 
 /** Every kind but `malformed`, with the weight it is drawn with. */
 const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[] = [
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant(m('nodeFacts')), node: pick, facts: factsBlueprint }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant(m('nodeProperty')), node: pick, property: propertyChange }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant(m('nodeState')), node: pick, state: fc.constantFrom(...STATES) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant(m('nodeFacts')), node: pick, facts: factsBlueprint }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant(m('nodeProperty')), node: pick, property: propertyChange }),
+  },
   {
     weight: 3,
-    arbitrary: fc.record({ kind: fc.constant(m('nodePolicyServer')), node: pick, server: pick, unknown: rarely(3) }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('nodeState')),
+      node: pick,
+      state: fc.constantFrom(...STATES),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant(m('nodePolicyServer')),
+      node: pick,
+      server: pick,
+      unknown: rarely(3),
+    }),
   },
   {
     weight: 1,
@@ -318,7 +374,10 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       staticIn: fc.option(pick, { nil: undefined }),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant(m('nodeDelete')), node: pick, cascade: rarely(75) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('nodeDelete')), node: pick, cascade: rarely(75) }),
+  },
   {
     weight: 6,
     arbitrary: fc.record({
@@ -334,7 +393,10 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
     arbitrary: fc.record({
       kind: fc.constant(m('directivePriority')),
       directive: pick,
-      priority: fc.oneof({ weight: 40, arbitrary: fc.integer({ min: 0, max: 10 }) }, { weight: 1, arbitrary: fc.constant(11) }),
+      priority: fc.oneof(
+        { weight: 40, arbitrary: fc.integer({ min: 0, max: 10 }) },
+        { weight: 1, arbitrary: fc.constant(11) },
+      ),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant(m('directiveEnabled')), directive: pick }) },
@@ -348,9 +410,17 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant(m('directiveVersion')), directive: pick, version: pick, drop: rarely(15) }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('directiveVersion')),
+      directive: pick,
+      version: pick,
+      drop: rarely(15),
+    }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant(m('directiveTechnique')), directive: pick, technique: pick }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('directiveTechnique')), directive: pick, technique: pick }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -369,11 +439,17 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       technique: pick,
       name: fc.constantFrom<string>(...DIRECTIVE_NAMES),
       priority: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }),
-      values: fc.array(fc.option(parameterValue, { nil: undefined, freq: 4 }), { minLength: 3, maxLength: 3 }),
+      values: fc.array(fc.option(parameterValue, { nil: undefined, freq: 4 }), {
+        minLength: 3,
+        maxLength: 3,
+      }),
       attachTo: fc.option(pick, { nil: undefined, freq: 4 }),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant(m('directiveDelete')), directive: pick, cascade: rarely(80) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('directiveDelete')), directive: pick, cascade: cascade(3) }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -405,7 +481,11 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant(m('techniqueDeleteVersion')), technique: pick, repoint: rarely(85) }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('techniqueDeleteVersion')),
+      technique: pick,
+      repoint: rarely(85),
+    }),
   },
   {
     weight: 1,
@@ -419,7 +499,11 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant(m('ruleName')), rule: pick, name: fc.constantFrom<string>(...RULE_NAMES) }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('ruleName')),
+      rule: pick,
+      name: fc.constantFrom<string>(...RULE_NAMES),
+    }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant(m('ruleEnabled')), rule: pick }) },
   {
@@ -431,7 +515,10 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       unknown: rarely(3),
     }),
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant(m('ruleTargets')), rule: pick, target: targetBlueprint }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant(m('ruleTargets')), rule: pick, target: targetBlueprint }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -456,7 +543,11 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant(m('groupNodes')), group: pick, nodes: fc.array(pick, { maxLength: 3 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('groupNodes')),
+      group: pick,
+      nodes: fc.array(pick, { maxLength: 3 }),
+    }),
   },
   {
     weight: 5,
@@ -471,8 +562,14 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       parent: fc.option(pick, { nil: undefined, freq: 4 }),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant(m('groupAdd')), id: fc.nat({ max: 4 }), body: groupBody }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant(m('groupDelete')), group: pick, cascade: rarely(80) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('groupAdd')), id: fc.nat({ max: 4 }), body: groupBody }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('groupDelete')), group: pick, cascade: cascade(2) }),
+  },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -505,7 +602,7 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant(m('relationshipDelete')), relationship: pick }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       kind: fc.constant(m('relayAdd')),
       id: fc.nat({ max: 2 }),
@@ -514,7 +611,10 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       root: rarely(2),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant(m('relayDelete')), relay: pick, cascade: rarely(80) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant(m('relayDelete')), relay: pick, cascade: cascade(3) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant(m('relayReparent')), relay: pick, parent: pick }) },
 ];
 
@@ -572,13 +672,13 @@ const malformed: fc.Arbitrary<Mutation> = fc.record({
 export interface ChangeSetArbitraryOptions {
   /** Mutations per change set (default 1–4). */
   readonly maxMutations?: number;
-  /** Weight of malformed change sets among the mutations (default 0.5, against a total near 120). */
+  /** Weight of malformed change sets among the mutations (default 1, against a total near 110). */
   readonly malformedWeight?: number;
 }
 
 /** The descriptions of one change set. */
 export function arbitraryMutations(options: ChangeSetArbitraryOptions = {}): fc.Arbitrary<Mutation[]> {
-  const mutation = fc.oneof(...MUTATIONS, { weight: options.malformedWeight ?? 0.5, arbitrary: malformed });
+  const mutation = fc.oneof(...MUTATIONS, { weight: options.malformedWeight ?? 1, arbitrary: malformed });
   // Most change sets change one or two things; some change several entities at once.
   return fc.array(mutation, { minLength: 1, maxLength: options.maxMutations ?? 4, size: 'small' });
 }
@@ -600,7 +700,15 @@ export interface InterpretedChangeSet {
   readonly effective: readonly MutationKind[];
 }
 
-const COLLECTIONS = ['techniques', 'directives', 'relationships', 'rules', 'groups', 'nodes', 'relays'] as const;
+const COLLECTIONS = [
+  'techniques',
+  'directives',
+  'relationships',
+  'rules',
+  'groups',
+  'nodes',
+  'relays',
+] as const;
 type Collection = (typeof COLLECTIONS)[number];
 type EntityOf = {
   techniques: TechniqueInput;
@@ -690,7 +798,9 @@ class Working {
   }
 
   setSetting(field: 'ordering' | 'orderingSeed', value: string | number): void {
-    this.file.settings = { ...this.file.settings, [field]: value } as NonNullable<ArbitraryFleetFile['settings']>;
+    this.file.settings = { ...this.file.settings, [field]: value } as NonNullable<
+      ArbitraryFleetFile['settings']
+    >;
     this.touchedSettings.add(field);
   }
 
@@ -698,7 +808,9 @@ class Working {
     const upsert: Record<string, unknown> = {};
     const deletions: Record<string, unknown> = {};
     for (const collection of COLLECTIONS) {
-      const current = new Map(this.list(collection).map((entity) => [keyOf(collection, entity), entity] as const));
+      const current = new Map(
+        this.list(collection).map((entity) => [keyOf(collection, entity), entity] as const),
+      );
       const upserts: object[] = [];
       const deletes: unknown[] = [];
       for (const key of this.touched[collection]) {
@@ -720,7 +832,9 @@ class Working {
     if (deletedParameters.length > 0) deletions['parameters'] = deletedParameters;
     if (this.touchedSettings.size > 0) {
       const settings = this.file.settings ?? {};
-      upsert['settings'] = Object.fromEntries([...this.touchedSettings].map((field) => [field, settings[field]]));
+      upsert['settings'] = Object.fromEntries(
+        [...this.touchedSettings].map((field) => [field, settings[field]]),
+      );
     }
     const changeSet: ChangeSetFile = {};
     if (Object.keys(upsert).length > 0) changeSet.upsert = upsert;
@@ -851,6 +965,22 @@ function factsOf(blueprint: FactsBlueprint): Record<string, Json> {
   return facts;
 }
 
+/**
+ * Directives some enabled rule carries (or every directive when none is): relationships between
+ * them are the ones that can order or refresh policies on a node.
+ */
+function appliedDirectives(working: Working): DirectiveInput[] {
+  const carried = new Set(
+    working
+      .list('rules')
+      .filter((rule) => rule.enabled !== false)
+      .flatMap((rule) => rule.directives ?? []),
+  );
+  const directives = working.list('directives');
+  const applied = directives.filter((directive) => directive.enabled !== false && carried.has(directive.id));
+  return applied.length > 0 ? applied : directives;
+}
+
 function policyServers(working: Working): string[] {
   return ['root', ...working.list('relays').map((relay) => relay.id)];
 }
@@ -913,7 +1043,9 @@ function groupOf(working: Working, body: GroupBody, id: string): GroupInput {
     name: `Group ${id}`,
     enabled: body.enabled,
     nodes,
-    ...(criteria.length > 0 || parent ? { criteria: body.mode === 'all' ? { all: criteria } : { any: criteria } } : {}),
+    ...(criteria.length > 0 || parent
+      ? { criteria: body.mode === 'all' ? { all: criteria } : { any: criteria } }
+      : {}),
     properties,
   };
 }
@@ -953,7 +1085,9 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'nodePolicyServer': {
       const node = at(nodes, mutation.node);
       if (!node) return false;
-      node.policyServer = mutation.unknown ? 'no-such-relay' : (at(policyServers(working), mutation.server) ?? 'root');
+      node.policyServer = mutation.unknown
+        ? 'no-such-relay'
+        : (at(policyServers(working), mutation.server) ?? 'root');
       working.touch('nodes', node);
       return true;
     }
@@ -999,7 +1133,9 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'directiveParameter': {
       const directive = at(directives, mutation.directive);
       if (!directive) return false;
-      const name = mutation.undeclared ? 'undeclared' : at(parameterNames(techniqueOf(working, directive)), mutation.parameter);
+      const name = mutation.undeclared
+        ? 'undeclared'
+        : at(parameterNames(techniqueOf(working, directive)), mutation.parameter);
       if (name === undefined) return false;
       const parameters = { ...directive.parameters };
       if (mutation.value === undefined) delete parameters[name];
@@ -1067,7 +1203,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       if (!directive) return false;
       if (mutation.remove) directive[mutation.relation] = [];
       else {
-        const other = at(directives, mutation.target);
+        const other = at(appliedDirectives(working), mutation.target);
         if (!other) return false;
         directive[mutation.relation] = [...(directive[mutation.relation] ?? []), other.id];
       }
@@ -1103,15 +1239,19 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       const directive = at(directives, mutation.directive);
       if (!directive) return false;
       working.remove('directives', directive);
-      if (mutation.cascade) {
+      if (mutation.cascade & 1) {
         for (const rule of rules) {
           if (!(rule.directives ?? []).includes(directive.id)) continue;
           rule.directives = (rule.directives ?? []).filter((id) => id !== directive.id);
           working.touch('rules', rule);
         }
+      }
+      if (mutation.cascade & 2) {
         for (const relationship of [...working.list('relationships')])
           if (relationship.from === directive.id || relationship.to === directive.id)
             working.remove('relationships', relationship);
+      }
+      if (mutation.cascade & 4) {
         for (const other of directives) {
           let changed = false;
           for (const relation of RELATIONS) {
@@ -1323,14 +1463,16 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       const group = at(groups, mutation.group);
       if (!group) return false;
       working.remove('groups', group);
-      if (mutation.cascade) {
+      if (mutation.cascade & 1) {
         const reference = `group:${group.id}`;
         for (const rule of rules) {
-          const targets = rule.targets ?? [];
+          const targets = (rule.targets ?? []) as Target;
           if (!JSON.stringify(targets).includes(JSON.stringify(reference))) continue;
           rule.targets = mapTarget(targets, (leaf) => (leaf === reference ? 'special:all' : undefined));
           working.touch('rules', rule);
         }
+      }
+      if (mutation.cascade & 2) {
         for (const other of groups) {
           const list = criteriaList(other);
           if (!list.some((criterion) => 'group' in criterion && criterion.group === group.id)) continue;
@@ -1362,8 +1504,9 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'relationshipAdd': {
-      const from = at(directives, mutation.from);
-      const to = at(directives, mutation.to);
+      const applied = appliedDirectives(working);
+      const from = at(applied, mutation.from);
+      const to = at(applied, mutation.to);
       if (!from || !to) return false;
       working.upsert('relationships', { from: from.id, to: to.id, kind: mutation.arrow });
       return true;
@@ -1392,23 +1535,29 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       const relay = at(relays, mutation.relay);
       if (!relay) return false;
       working.remove('relays', relay);
-      if (mutation.cascade) {
-        const parent = relay.policyServer ?? 'root';
+      const parent = relay.policyServer ?? 'root';
+      if (mutation.cascade & 1) {
         for (const node of nodes) {
           if (node.policyServer !== relay.id) continue;
           node.policyServer = parent;
           working.touch('nodes', node);
         }
+      }
+      if (mutation.cascade & 2) {
         for (const other of relays) {
           if (other.policyServer !== relay.id) continue;
           other.policyServer = parent;
           working.touch('relays', other);
         }
+      }
+      if (mutation.cascade & 4) {
         const reference = `policyServer:${relay.id}`;
         for (const rule of rules) {
-          const targets = rule.targets ?? [];
+          const targets = (rule.targets ?? []) as Target;
           if (!JSON.stringify(targets).includes(JSON.stringify(reference))) continue;
-          rule.targets = mapTarget(targets, (leaf) => (leaf === reference ? `policyServer:${parent}` : undefined));
+          rule.targets = mapTarget(targets, (leaf) =>
+            leaf === reference ? `policyServer:${parent}` : undefined,
+          );
           working.touch('rules', rule);
         }
       }
@@ -1417,7 +1566,9 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'relayReparent': {
       const relay = at(relays, mutation.relay);
       if (!relay) return false;
-      relay.policyServer = at(policyServers(working), mutation.parent) ?? 'root';
+      // Under itself is a cycle too plain to be worth drawing; cycles through others are kept.
+      const servers = policyServers(working).filter((server) => server !== relay.id);
+      relay.policyServer = at(servers, mutation.parent) ?? 'root';
       working.touch('relays', relay);
       return true;
     }

@@ -13,7 +13,7 @@ import { groupLevels, levelGroups, nodeProperties } from '../properties/inherit'
 import type { PolicyContext, RenderedPolicy } from '../render/node-files';
 import {
   DIRECTIVES_CSV_FILE,
-  directivesCsv,
+  directivesCsvLines,
   GENERATED_AT_FILE,
   policyContexts,
   policyLayout,
@@ -104,6 +104,8 @@ interface PolicyValues {
   readonly files: Map<string, readonly BundleFile[]>;
 }
 
+type PolicyShape = Omit<RenderedPolicy, 'files'> & { readonly csv: string };
+
 interface Levels {
   readonly serial: number;
   readonly levels: GroupLevels;
@@ -157,6 +159,7 @@ export class NodeGenerator {
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
   private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
+  private readonly shapes = new WeakMap<FormedPolicy, PolicyShape>();
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
   private nextSerial = 1;
@@ -453,7 +456,7 @@ export class NodeGenerator {
         contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
       });
     }
-    const layouts: Omit<RenderedPolicy, 'files'>[] = ordered.order.map(policyLayout);
+    const shapes = ordered.order.map((policy) => this.shapeOf(policy));
     return {
       serial: this.nextSerial++,
       policies: ordered.order.map((policy) => planned.get(policy.id) as PlannedPolicy),
@@ -461,9 +464,19 @@ export class NodeGenerator {
       edges: graph.edges,
       errorsBefore: formed.errors,
       errorsAfter: [...graph.errors, ...ordered.errors],
-      promises: bundleFile(PROMISES_FILE, promisesCfOf(layouts)),
-      csv: bundleFile(DIRECTIVES_CSV_FILE, directivesCsv(ordered.order)),
+      promises: bundleFile(PROMISES_FILE, promisesCfOf(shapes)),
+      csv: bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join('')),
     };
+  }
+
+  /** What promises.cf and rudder-directives.csv say of a policy: its shape, not its values. */
+  private shapeOf(policy: FormedPolicy): PolicyShape {
+    let shape = this.shapes.get(policy);
+    if (!shape) {
+      shape = { ...policyLayout(policy), csv: directivesCsvLines(policy) };
+      this.shapes.set(policy, shape);
+    }
+    return shape;
   }
 
   /** The policy with its directives' current values (see `PolicyValues`). */

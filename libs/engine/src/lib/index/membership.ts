@@ -58,51 +58,148 @@ export function computeAncestors(groups: ReadonlyMap<string, Group>): Map<string
 
 type ValueCriterion = Exclude<Criterion, { group: string }>;
 
+/** Nodes that can meet a criterion; `exact` when every one of them does. */
+export interface Candidates {
+  readonly ids: Iterable<string>;
+  readonly size: number;
+  readonly exact: boolean;
+}
+
+interface NumericIndex {
+  /** Nodes with a number at the path, by that number ascending. */
+  readonly sorted: { value: number; id: string }[];
+  /** Nodes with a string at the path: it may read as a number or a version, so they are tested. */
+  readonly strings: Set<string>;
+}
+
 /**
- * Nodes by the text of a fact or property value, for the paths `eq`/`in` criteria test: a group
- * with such a criterion in an `all` only looks at the nodes that can match it.
+ * Nodes by the value at the paths criteria test: by text for `eq`/`in`, by number for `lt`, `le`,
+ * `gt`, `ge` on a number. A group's `all` criteria then look only at the nodes the most selective
+ * criterion leaves, instead of at every node.
  */
 export class ValueIndex {
-  private readonly byPath = new Map<string, Map<string, Set<string>>>();
+  private readonly byText = new Map<string, Map<string, Set<string>>>();
+  private readonly byNumber = new Map<string, NumericIndex>();
 
   constructor(private readonly nodes: ReadonlyMap<string, FleetNode>) {}
 
-  /** Node ids whose value at the criterion's path has one of the criterion's texts. */
-  candidates(criterion: ValueCriterion): ReadonlySet<string> | undefined {
-    if (criterion.op !== 'eq' && criterion.op !== 'in') return undefined;
-    if (criterion.value === undefined) return undefined;
-    if (criterion.op === 'in' && !Array.isArray(criterion.value)) return undefined;
-    const values = criterion.op === 'eq' ? [criterion.value] : (criterion.value as Json[]);
-    const index = this.indexFor(keyOf(criterion));
-    if (values.length === 1) return index.get(textOf(values[0] as Json)) ?? EMPTY;
-    const result = new Set<string>();
-    for (const value of values) for (const nodeId of index.get(textOf(value)) ?? []) result.add(nodeId);
-    return result;
+  candidates(criterion: ValueCriterion): Candidates | undefined {
+    const { op, value } = criterion;
+    if (value === undefined) return undefined;
+    if (op === 'eq' || op === 'in') {
+      if (op === 'in' && !Array.isArray(value)) return undefined;
+      const values = op === 'eq' ? [value] : (value as Json[]);
+      const index = this.textIndexFor(keyOf(criterion));
+      if (values.length === 1) {
+        const ids = index.get(textOf(values[0] as Json)) ?? EMPTY;
+        return { ids, size: ids.size, exact: true };
+      }
+      const ids = new Set<string>();
+      for (const candidate of values)
+        for (const nodeId of index.get(textOf(candidate)) ?? []) ids.add(nodeId);
+      return { ids, size: ids.size, exact: true };
+    }
+    if ((op === 'lt' || op === 'le' || op === 'gt' || op === 'ge') && typeof value === 'number') {
+      const index = this.numberIndexFor(keyOf(criterion));
+      const { sorted, strings } = index;
+      const below = (inclusive: boolean): number => {
+        let low = 0;
+        let high = sorted.length;
+        while (low < high) {
+          const middle = (low + high) >> 1;
+          const at = (sorted[middle] as { value: number }).value;
+          if (at < value || (inclusive && at === value)) low = middle + 1;
+          else high = middle;
+        }
+        return low;
+      };
+      const range =
+        op === 'lt'
+          ? sorted.slice(0, below(false))
+          : op === 'le'
+            ? sorted.slice(0, below(true))
+            : op === 'gt'
+              ? sorted.slice(below(true))
+              : sorted.slice(below(false));
+      const ids = range.map((entry) => entry.id);
+      return {
+        ids: strings.size === 0 ? ids : [...ids, ...strings],
+        size: ids.length + strings.size,
+        exact: strings.size === 0,
+      };
+    }
+    return undefined;
   }
 
   nodeRemoved(node: FleetNode): void {
-    for (const [key, index] of this.byPath) {
+    for (const [key, index] of this.byText) {
       const value = valueOf(node, key);
       if (value !== undefined) index.get(textOf(value))?.delete(node.id);
+    }
+    for (const [key, index] of this.byNumber) {
+      const value = valueOf(node, key);
+      if (typeof value === 'number') {
+        for (let at = firstAtLeast(index.sorted, value); at < index.sorted.length; at++) {
+          const entry = index.sorted[at] as { value: number; id: string };
+          if (entry.value !== value) break;
+          if (entry.id === node.id) {
+            index.sorted.splice(at, 1);
+            break;
+          }
+        }
+      } else if (typeof value === 'string') index.strings.delete(node.id);
     }
   }
 
   nodeAdded(node: FleetNode): void {
-    for (const [key, index] of this.byPath) add(index, node, key);
+    for (const [key, index] of this.byText) addText(index, node, key);
+    for (const [key, index] of this.byNumber) {
+      const value = valueOf(node, key);
+      if (typeof value === 'number')
+        index.sorted.splice(firstAtLeast(index.sorted, value), 0, { value, id: node.id });
+      else if (typeof value === 'string') index.strings.add(node.id);
+    }
   }
 
-  private indexFor(key: string): Map<string, Set<string>> {
-    let index = this.byPath.get(key);
+  private textIndexFor(key: string): Map<string, Set<string>> {
+    let index = this.byText.get(key);
     if (!index) {
       index = new Map();
-      for (const node of this.nodes.values()) add(index, node, key);
-      this.byPath.set(key, index);
+      for (const node of this.nodes.values()) addText(index, node, key);
+      this.byText.set(key, index);
+    }
+    return index;
+  }
+
+  private numberIndexFor(key: string): NumericIndex {
+    let index = this.byNumber.get(key);
+    if (!index) {
+      index = { sorted: [], strings: new Set() };
+      for (const node of this.nodes.values()) {
+        const value = valueOf(node, key);
+        if (typeof value === 'number') index.sorted.push({ value, id: node.id });
+        else if (typeof value === 'string') index.strings.add(node.id);
+      }
+      index.sorted.sort((a, b) => a.value - b.value);
+      this.byNumber.set(key, index);
     }
     return index;
   }
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+
+/** The position of the first entry whose value is at least `value`. */
+function firstAtLeast(sorted: readonly { value: number }[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as { value: number }).value < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
 
 function keyOf(criterion: ValueCriterion): string {
   return 'fact' in criterion ? `f:${criterion.fact}` : `p:${criterion.property}`;
@@ -112,7 +209,7 @@ function valueOf(node: FleetNode, key: string): Json | undefined {
   return valueAtPath(key.startsWith('f:') ? node.facts : node.properties, key.slice(2));
 }
 
-function add(index: Map<string, Set<string>>, node: FleetNode, key: string): void {
+function addText(index: Map<string, Set<string>>, node: FleetNode, key: string): void {
   const value = valueOf(node, key);
   if (value === undefined) return;
   const text = textOf(value);
@@ -161,20 +258,23 @@ export function evaluateMembers(
   if (!group.criteria || list.length === 0) return result;
   let candidates: Iterable<string> = nodeIds;
   if ('all' in group.criteria) {
-    let smallest: ReadonlySet<string> | undefined;
+    let smallest: Candidates | undefined;
     let selective: Criterion | undefined;
     for (const criterion of list) {
-      const set =
-        'group' in criterion ? context.members.get(criterion.group) : context.values.candidates(criterion);
-      if (set && (!smallest || set.size < smallest.size)) {
-        smallest = set;
+      let found: Candidates | undefined;
+      if ('group' in criterion) {
+        const members = context.members.get(criterion.group);
+        if (members) found = { ids: members, size: members.size, exact: true };
+      } else found = context.values.candidates(criterion);
+      if (found && (!smallest || found.size < smallest.size)) {
+        smallest = found;
         selective = criterion;
       }
     }
     if (smallest) {
-      // Every candidate meets the criterion that selected it: only the others are left to test.
-      const rest = list.filter((criterion) => criterion !== selective);
-      for (const nodeId of smallest) {
+      // Candidates an exact index gave meet its criterion: only the others are left to test.
+      const rest = smallest.exact ? list.filter((criterion) => criterion !== selective) : list;
+      for (const nodeId of smallest.ids) {
         const node = context.nodes.get(nodeId);
         if (node && rest.every((criterion) => meets(criterion, node, context))) result.add(nodeId);
       }

@@ -73,6 +73,7 @@ export function buildPolicyGraph(
   for (const directiveId of [...policyOf.keys()].sort(compareCodeUnits)) {
     const relations = metaparametersOf(directiveId);
     for (const kind of ['before', 'require', 'notify', 'subscribe'] as const) {
+      if (relations[kind].length === 0) continue;
       // A set: its declared order must not change the node's errors (nor its bytes).
       for (const other of [...new Set(relations[kind])].sort(compareCodeUnits)) {
         if (!policyOf.has(other)) {

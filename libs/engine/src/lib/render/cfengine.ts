@@ -20,8 +20,17 @@ export function quote(text: string): string {
  */
 export function cfIdentifier(id: string): string {
   if (/^[A-Za-z0-9_]+$/.test(id)) return id;
-  return `${id.replace(/[^A-Za-z0-9_]/g, '_')}_${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
+  let identifier = sanitised.get(id);
+  if (identifier === undefined) {
+    identifier = `${id.replace(/[^A-Za-z0-9_]/g, '_')}_${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
+    // A memo of a pure function, bounded: clearing it changes nothing but speed.
+    if (sanitised.size >= 100_000) sanitised.clear();
+    sanitised.set(id, identifier);
+  }
+  return identifier;
 }
+
+const sanitised = new Map<string, string>();
 
 export function textOfValue(value: Json): string {
   return typeof value === 'string' ? value : canonicalJson(value);

@@ -204,15 +204,18 @@ function promisesOf(
 
 /** One line per applied directive, in apply order: directive, rule, technique, version, policy. */
 export function directivesCsv(policies: readonly FormedPolicy[]): string {
+  return policies.map(directivesCsvLines).join('');
+}
+
+/** The lines of `rudder-directives.csv` one policy gives. */
+export function directivesCsvLines(policy: FormedPolicy): string {
   const cell = (text: string): string => `"${text.replace(/"/g, '""')}"`;
-  return policies
-    .flatMap((policy) =>
-      policy.drafts.map(
-        (draft) =>
-          [draft.directive.id, draft.rule.id, policy.technique.id, policy.technique.version, policy.id]
-            .map(cell)
-            .join(',') + '\n',
-      ),
+  return policy.drafts
+    .map(
+      (draft) =>
+        [draft.directive.id, draft.rule.id, policy.technique.id, policy.technique.version, policy.id]
+          .map(cell)
+          .join(',') + '\n',
     )
     .join('');
 }

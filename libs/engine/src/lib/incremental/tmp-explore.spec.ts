@@ -1,0 +1,275 @@
+import fc from 'fast-check';
+import type { ChangeSetArbitraryOptions, Mutation, MutationKind } from '../../testing/change-set-arbitrary';
+import {
+  arbitraryMutations,
+  interpretChangeSet,
+  MALFORMED_VARIANTS,
+  MUTATION_KINDS,
+} from '../../testing/change-set-arbitrary';
+import type { ArbitraryFleetFile } from '../../testing/fleet-arbitrary';
+import { arbitraryFleet } from '../../testing/fleet-arbitrary';
+import { generateNode } from '../generate/generate';
+import { compileFleet } from '../index/fleet-index';
+import { relationshipKey } from '../index/change-set';
+import type { Fleet } from '../model/fleet';
+import type { Json } from '../model/json';
+import { canonicalJson } from '../model/json';
+import { compareCodeUnits } from '../text/compare';
+import { validateFleet } from '../validation/validate';
+import { GenerationEngine } from './engine';
+
+/**
+ * The invariant of incremental generation (semantics.md §7), over random fleets and random
+ * sequences of change sets (testing/change-set-arbitrary.ts): after each regeneration, every node's
+ * result equals a full generation from scratch at the same revision, and every node whose result
+ * changed was among the nodes the change sets said they affected. Along the way: a change set is
+ * accepted exactly when the configuration it gives is valid (fleet-format.md), and a rejected one
+ * leaves the engine as it was.
+ */
+
+const STATUSES: Record<string, number> = {};
+interface Step {
+  readonly mutations: Mutation[];
+  /** Regenerate after this change set; otherwise it is coalesced with the next ones. */
+  readonly regenerate: boolean;
+}
+
+interface Stats {
+  changeSets: number;
+  accepted: number;
+  rejected: number;
+  acceptedKinds: Map<MutationKind, number>;
+  rejectedKinds: Map<MutationKind, number>;
+  regenerations: number;
+  recomputed: number;
+  /** Recomputed nodes whose result came out as before: what the affected sets over-approximate. */
+  recomputedUnchanged: number;
+  changed: number;
+}
+
+function newStats(): Stats {
+  return {
+    changeSets: 0,
+    accepted: 0,
+    rejected: 0,
+    acceptedKinds: new Map(),
+    rejectedKinds: new Map(),
+    regenerations: 0,
+    recomputed: 0,
+    recomputedUnchanged: 0,
+    changed: 0,
+  };
+}
+
+const anyFleet: fc.Arbitrary<ArbitraryFleetFile> = fc.oneof(
+  arbitraryFleet(),
+  arbitraryFleet({ relationships: 'acyclic' }),
+  arbitraryFleet({ relationships: 'any' }),
+);
+
+function steps(options: ChangeSetArbitraryOptions = {}): fc.Arbitrary<Step[]> {
+  return fc.array(fc.record({ mutations: arbitraryMutations(options), regenerate: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 8,
+  });
+}
+
+/** A fleet as text that ignores the order of collections (and repeated relationships). */
+function canonicalFleet(fleet: Fleet): string {
+  const plain = JSON.parse(JSON.stringify(fleet)) as Fleet;
+  const byKey = <T>(list: readonly T[], key: (entity: T) => string): T[] =>
+    [...new Map(list.map((entity) => [key(entity), entity] as const))]
+      .sort(([a], [b]) => compareCodeUnits(a, b))
+      .map(([, entity]) => entity);
+  const byId = <T extends { id: string }>(list: readonly T[]): T[] => byKey(list, (entity) => entity.id);
+  return canonicalJson({
+    ...plain,
+    techniques: byKey(plain.techniques, (technique) => `${technique.id}@${technique.version}`),
+    directives: byId(plain.directives),
+    relationships: byKey(plain.relationships, relationshipKey),
+    rules: byId(plain.rules),
+    groups: byId(plain.groups),
+    nodes: byId(plain.nodes),
+    relays: byId(plain.relays),
+  } as unknown as Json);
+}
+
+/** What a node's result is compared on. */
+function resultKey(result: { status: string; hash: string | null; errors: readonly unknown[] }): string {
+  return JSON.stringify([result.status, result.hash, result.errors]);
+}
+
+const count = (map: Map<MutationKind, number>, kinds: readonly MutationKind[]): void => {
+  for (const kind of new Set(kinds)) map.set(kind, (map.get(kind) ?? 0) + 1);
+};
+
+/**
+ * Every node of the configuration the engine holds, generated the reference way (nothing cached):
+ * the engine must hold exactly these nodes, with the same hash, status and errors.
+ */
+function expectFullGeneration(
+  engine: GenerationEngine,
+  fail: (message: string) => never,
+): Map<string, string> {
+  const compiled = compileFleet(engine.toFleet());
+  if (engine.pendingNodes().length > 0)
+    fail(`nodes still pending after regenerate: ${engine.pendingNodes().join()}`);
+  const held = [...engine.allResults().keys()].sort(compareCodeUnits);
+  if (held.join('\n') !== compiled.nodeIds.join('\n'))
+    fail(`the engine holds nodes [${held.join()}], the fleet has [${compiled.nodeIds.join()}]`);
+  const keys = new Map<string, string>();
+  for (const nodeId of compiled.nodeIds) {
+    const reference = resultKey(generateNode(compiled, nodeId, { revision: engine.revision }));
+    const result = engine.result(nodeId);
+    const incremental = result ? resultKey(result) : 'none';
+    if (incremental !== reference)
+      fail(
+        `node ${nodeId} at revision ${engine.revision}:\nincremental ${incremental}\nfull        ${reference}`,
+      );
+    keys.set(nodeId, reference);
+    const st = JSON.parse(reference)[0] + ':' + (JSON.parse(reference)[2][0]?.code ?? '');
+    STATUSES[st] = (STATUSES[st] ?? 0) + 1;
+  }
+  return keys;
+}
+
+function runScenario(file: ArbitraryFleetFile, scenario: readonly Step[], stats: Stats): void {
+  const initial = validateFleet(file);
+  if (!initial.ok)
+    throw new Error(`the fleet arbitrary gave an invalid fleet: ${JSON.stringify(initial.issues)}`);
+  const engine = GenerationEngine.fromFleet(initial.fleet);
+  const log: string[] = [];
+  const fail = (message: string): never => {
+    throw new Error(`${message}\nchange sets applied (ok?, change set):\n${log.join('\n')}`);
+  };
+
+  engine.regenerate();
+  let reference = expectFullGeneration(engine, fail);
+  let affectedSince = new Set<string>();
+
+  scenario.forEach((step, index) => {
+    const fleet = engine.toFleet();
+    const before = {
+      revision: engine.revision,
+      fleet: canonicalFleet(fleet),
+      pending: engine.pendingNodes(),
+    };
+    const { changeSet, resulting, wellFormed, effective } = interpretChangeSet(fleet, step.mutations);
+    const outcome = engine.apply(JSON.parse(JSON.stringify(changeSet)));
+    log.push(`${outcome.ok ? 'accepted' : 'rejected'} ${JSON.stringify(changeSet)}`);
+    stats.changeSets++;
+
+    // Accepted exactly when the configuration it gives is valid as a whole.
+    const expected = validateFleet(resulting);
+    if (outcome.ok !== (wellFormed && expected.ok)) {
+      const issues = (result: {
+        ok: boolean;
+        issues?: readonly { path: string; message: string }[];
+      }): string => (result.ok ? 'none' : JSON.stringify(result.issues));
+      fail(
+        `change set ${outcome.ok ? 'accepted' : 'rejected'}, but the configuration it gives is ` +
+          `${expected.ok ? 'valid' : 'invalid'}${wellFormed ? '' : ' (the change set is malformed)'}\n` +
+          `change set issues: ${issues(outcome)}\nfleet issues: ${issues(expected)}`,
+      );
+    }
+
+    if (!outcome.ok) {
+      stats.rejected++;
+      count(stats.rejectedKinds, effective);
+      // Rejected whole: nothing moved, and the report says where.
+      if (outcome.revision !== before.revision || engine.revision !== before.revision)
+        fail(`a rejected change set moved the revision from ${before.revision} to ${engine.revision}`);
+      if (canonicalFleet(engine.toFleet()) !== before.fleet)
+        fail('a rejected change set changed the configuration');
+      if (engine.pendingNodes().join() !== before.pending.join())
+        fail(`a rejected change set marked nodes pending: ${engine.pendingNodes().join()}`);
+      if (outcome.issues.length === 0) fail('a change set was rejected without an issue');
+      for (const issue of outcome.issues)
+        if (!issue.path.startsWith('$.') || issue.message === '')
+          fail(`malformed issue ${JSON.stringify(issue)}`);
+    } else {
+      stats.accepted++;
+      count(stats.acceptedKinds, effective);
+      if (outcome.revision !== before.revision + 1 || engine.revision !== before.revision + 1)
+        fail(`an accepted change set moved the revision from ${before.revision} to ${engine.revision}`);
+      // The configuration is the one the change set describes (fleet-format.md, "Change sets").
+      if (expected.ok && canonicalFleet(engine.toFleet()) !== canonicalFleet(expected.fleet))
+        fail(
+          `the engine's configuration differs from the one the change set gives:\nengine   ${canonicalFleet(
+            engine.toFleet(),
+          )}\nexpected ${canonicalFleet(expected.fleet)}`,
+        );
+      for (const nodeId of outcome.affected) affectedSince.add(nodeId);
+    }
+
+    if (!step.regenerate && index < scenario.length - 1) return;
+    const run = engine.regenerate();
+    stats.regenerations++;
+    stats.recomputed += run.recomputed;
+    stats.recomputedUnchanged += run.recomputed - run.changed.length;
+    stats.changed += run.changed.length;
+    for (const nodeId of run.changed)
+      if (!affectedSince.has(nodeId)) fail(`node ${nodeId} changed but no change set said it was affected`);
+
+    const current = expectFullGeneration(engine, fail);
+    // Against the reference too: every node whose result moved was affected (new nodes included).
+    for (const [nodeId, key] of current)
+      if (reference.get(nodeId) !== key && !affectedSince.has(nodeId))
+        fail(`node ${nodeId}'s full generation changed, but no change set said it was affected`);
+    const removed = [...reference.keys()].filter((nodeId) => !current.has(nodeId)).sort(compareCodeUnits);
+    if (run.removed.join() !== removed.join())
+      fail(`removed [${run.removed.join()}], expected [${removed.join()}]`);
+    reference = current;
+    affectedSince = new Set();
+  });
+
+  // Whole bundles, manifests and file contents included.
+  const compiled = compileFleet(engine.toFleet());
+  for (const nodeId of compiled.nodeIds) {
+    const full = generateNode(compiled, nodeId, { revision: engine.revision });
+    const incremental = engine.bundle(nodeId);
+    if (JSON.stringify(incremental) !== JSON.stringify(full)) expect(incremental).toEqual(full);
+  }
+}
+
+describe('incremental generation (semantics.md §7)', () => {
+  it('holds, after any sequence of change sets, the results of a full generation at the same revision', () => {
+    const stats = newStats();
+    fc.assert(
+      fc.property(anyFleet, steps(), (file, scenario) => runScenario(file, scenario, stats)),
+      {
+        numRuns: Number(process.env['RUNS'] ?? 150),
+        ...(process.env['SEED'] ? { seed: Number(process.env['SEED']) } : {}),
+      },
+    );
+
+    console.log(
+      JSON.stringify({
+        ...stats,
+        statuses: STATUSES,
+        acceptedKinds: Object.fromEntries(stats.acceptedKinds),
+        rejectedKinds: Object.fromEntries(stats.rejectedKinds),
+      }),
+    );
+    // Not vacuous: most change sets are accepted, and every kind of change was.
+    expect(stats.accepted / stats.changeSets).toBeGreaterThan(0.7);
+    const neverAccepted = MUTATION_KINDS.filter(
+      (kind) => kind !== 'malformed' && !stats.acceptedKinds.has(kind),
+    );
+    expect(neverAccepted).toEqual([]);
+    expect(stats.changed).toBeGreaterThan(stats.regenerations / 3);
+  });
+
+  it('rejects a change set whole, leaving the engine as it was, exactly when it is wrong', () => {
+    const stats = newStats();
+    fc.assert(
+      fc.property(anyFleet, steps({ malformedWeight: 15 }), (file, scenario) =>
+        runScenario(file, scenario, stats),
+      ),
+      { numRuns: 60 },
+    );
+    expect(stats.rejected).toBeGreaterThan(60);
+    expect(stats.accepted).toBeGreaterThan(60);
+    expect(stats.rejectedKinds.get('malformed') ?? 0).toBeGreaterThan(MALFORMED_VARIANTS.length);
+  });
+});
