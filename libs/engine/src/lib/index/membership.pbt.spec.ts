@@ -44,22 +44,34 @@ interface Shape {
   groups: { all: boolean; criteria: Record<string, Json>[]; statics: number[] }[];
 }
 
-const shape: fc.Arbitrary<Shape> = fc.integer({ min: 1, max: 6 }).chain((groupCount) =>
-  fc.record({
-    nodes: fc.array(fc.record({ n: factValue, s: factValue, nested: factValue }), {
-      minLength: 1,
-      maxLength: 12,
-    }),
-    groups: fc.array(
-      fc.record({
-        all: fc.boolean(),
-        criteria: fc.array(criterion(groupCount), { maxLength: 3 }),
-        statics: fc.array(fc.nat(11), { maxLength: 2 }),
-      }),
-      { minLength: groupCount, maxLength: groupCount },
-    ),
-  }),
+/** Numbers only: the number index then answers alone, without testing the criterion again. */
+const numericFact: fc.Arbitrary<Json | undefined> = fc.oneof(
+  fc.constant(undefined),
+  fc.integer({ min: -3, max: 12 }),
 );
+
+const shape: fc.Arbitrary<Shape> = fc
+  .tuple(fc.integer({ min: 1, max: 6 }), fc.boolean())
+  .chain(([groupCount, numeric]) =>
+    fc.record({
+      nodes: fc.array(
+        fc.record(
+          numeric
+            ? { n: numericFact, s: numericFact, nested: numericFact }
+            : { n: factValue, s: factValue, nested: factValue },
+        ),
+        { minLength: 1, maxLength: 12 },
+      ),
+      groups: fc.array(
+        fc.record({
+          all: fc.boolean(),
+          criteria: fc.array(criterion(groupCount), { maxLength: 3 }),
+          statics: fc.array(fc.nat(11), { maxLength: 2 }),
+        }),
+        { minLength: groupCount, maxLength: groupCount },
+      ),
+    }),
+  );
 
 function nodeOf(index: number, facts: Shape['nodes'][number]): Record<string, unknown> {
   const values: Record<string, Json> = {};
