@@ -165,7 +165,7 @@ describe('the dependency index', () => {
         fc.pre(fleet !== undefined);
         expectIndexMatches(FleetIndex.build(fleet as Fleet), fleet as Fleet);
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
   });
 
