@@ -32,7 +32,8 @@ describe('GenerationPool failures', () => {
 
   beforeAll(() => {
     directory = mkdtempSync(join(tmpdir(), 'generation-pool-'));
-    for (const [name, source] of Object.entries(SCRIPTS)) writeFileSync(join(directory, `${name}.js`), source);
+    for (const [name, source] of Object.entries(SCRIPTS))
+      writeFileSync(join(directory, `${name}.js`), source);
   });
 
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -64,9 +65,9 @@ describe('GenerationPool failures', () => {
   });
 
   it('rejects the start of workers that throw while loading', async () => {
-    await expect(GenerationPool.start({ fleet, threads: 2, workerFile: script('throwsAtStart') })).rejects.toThrow(
-      /failed: cannot load/,
-    );
+    await expect(
+      GenerationPool.start({ fleet, threads: 2, workerFile: script('throwsAtStart') }),
+    ).rejects.toThrow(/failed: cannot load/);
   });
 
   it('refuses a worker script built from older sources', async () => {
@@ -77,15 +78,17 @@ describe('GenerationPool failures', () => {
 
   it('rejects the start when a worker cannot build its engine', async () => {
     const broken = { ...fleet, nodes: null } as unknown as Fleet;
-    await expect(GenerationPool.start({ fleet: broken, threads: 2, workerFile: BUILT_WORKER })).rejects.toThrow(
-      /generation worker \d failed/,
-    );
+    await expect(
+      GenerationPool.start({ fleet: broken, threads: 2, workerFile: BUILT_WORKER }),
+    ).rejects.toThrow(/generation worker \d failed/);
   });
 
   it('rejects a compute of an unknown node and stays usable', async () => {
     const pool = await GenerationPool.start({ fleet, threads: 2, workerFile: BUILT_WORKER });
     try {
-      await expect(pool.compute(['web-par-001', 'no-such-node'])).rejects.toThrow('unknown node no-such-node');
+      await expect(pool.compute(['web-par-001', 'no-such-node'])).rejects.toThrow(
+        'unknown node no-such-node',
+      );
       const output = await pool.compute(['web-par-001']);
       expect(output.results.map((result) => result.status)).toEqual(['ok']);
     } finally {

@@ -1,12 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions, Fleet, ParsedChangeSet } from '@policygen/engine';
-import { PROTOCOL_VERSION } from './protocol';
-import type { ComputeOutput, WorkerInit, WorkerReply, WorkerRequest } from './protocol';
+import { poolKeyPrefix, PROTOCOL_VERSION } from './protocol';
+import type {
+  ComputeEntry,
+  ComputeOutput,
+  WorkerInit,
+  WorkerOutput,
+  WorkerReply,
+  WorkerRequest,
+} from './protocol';
 
-export type { ComputeOutput } from './protocol';
+export type { ComputeOutput, WorkerOutput } from './protocol';
 
 export interface PoolOptions {
   readonly fleet: Fleet;
@@ -45,14 +53,26 @@ function workerFileOf(option: string | undefined): string {
   return file;
 }
 
-function chunksOf(nodeIds: readonly string[], size: number): string[][] {
-  const chunks: string[][] = [];
-  for (let start = 0; start < nodeIds.length; start += size) chunks.push(nodeIds.slice(start, start + size));
+function chunksOf<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
 }
 
+/** Part of a chunk: for one given thread, or for the least busy one. */
+interface Part {
+  readonly thread?: number;
+  readonly nodes: readonly ComputeEntry[];
+}
+
+/** A regeneration candidate, with the inputsKey of the result the caller holds for it, if any. */
+export interface RegenerationEntry {
+  readonly nodeId: string;
+  readonly heldKey?: string;
+}
+
 interface Waiter {
-  readonly resolve: (output: ComputeOutput | undefined) => void;
+  readonly resolve: (output: WorkerOutput | undefined) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -64,7 +84,7 @@ class PoolThread {
   constructor(
     readonly index: number,
     readonly worker: Worker,
-    private readonly onFatal: (error: Error) => void,
+    onFatal: (error: Error) => void,
   ) {
     this.ready = new Promise<number>((resolveReady, rejectReady) => {
       worker.on('message', (message: WorkerReply) => {
@@ -72,8 +92,7 @@ class PoolThread {
           if (message.protocol === PROTOCOL_VERSION) {
             this.waiting.delete(0);
             resolveReady(message.revision);
-          }
-          else
+          } else
             onFatal(
               new Error(
                 `the generation worker script speaks protocol ${message.protocol}, this pool ${PROTOCOL_VERSION}: ` +
@@ -88,7 +107,8 @@ class PoolThread {
         if (message.kind === 'done') waiter.resolve(message.output);
         else {
           const error = new Error(`generation worker ${index}: ${message.fault.message}`);
-          if (message.fault.stack !== undefined) error.stack = `${error.message}\n(worker) ${message.fault.stack}`;
+          if (message.fault.stack !== undefined)
+            error.stack = `${error.message}\n(worker) ${message.fault.stack}`;
           waiter.reject(error);
         }
       });
@@ -108,7 +128,7 @@ class PoolThread {
     return this.waiting.size;
   }
 
-  request(message: WorkerRequest): Promise<ComputeOutput | undefined> {
+  request(message: WorkerRequest): Promise<WorkerOutput | undefined> {
     return new Promise((resolveRequest, rejectRequest) => {
       this.waiting.set(message.id, { resolve: resolveRequest, reject: rejectRequest });
       try {
@@ -146,7 +166,11 @@ export class GenerationPool {
   private closed = false;
   private currentRevision = 0;
 
-  private constructor(workers: readonly Worker[], chunkSize: number | undefined) {
+  private constructor(
+    private readonly id: string,
+    workers: readonly Worker[],
+    chunkSize: number | undefined,
+  ) {
     this.chunkSize = chunkSize;
     workers.forEach((worker, index) => {
       this.threads.push(new PoolThread(index, worker, (error) => this.fail(error)));
@@ -156,20 +180,28 @@ export class GenerationPool {
   /** Starts the workers and resolves once each has built its engine. */
   static async start(options: PoolOptions): Promise<GenerationPool> {
     const threads = options.threads ?? availableParallelism();
-    if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be a positive integer, not ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new Error(`threads must be a positive integer, not ${threads}`);
     if (options.chunkSize !== undefined && (!Number.isInteger(options.chunkSize) || options.chunkSize < 1)) {
       throw new Error(`chunkSize must be a positive integer, not ${options.chunkSize}`);
     }
     const workerFile = workerFileOf(options.workerFile);
-    const workerData: WorkerInit = { fleet: options.fleet, engine: options.engine ?? {} };
+    const id = randomUUID();
     const workers: Worker[] = [];
     try {
-      for (let index = 0; index < threads; index++) workers.push(new Worker(workerFile, { workerData }));
+      for (let index = 0; index < threads; index++) {
+        const workerData: WorkerInit = {
+          fleet: options.fleet,
+          engine: options.engine ?? {},
+          keyPrefix: `${poolKeyPrefix(id)}${index}:`,
+        };
+        workers.push(new Worker(workerFile, { workerData }));
+      }
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.terminate()));
       throw error;
     }
-    const pool = new GenerationPool(workers, options.chunkSize);
+    const pool = new GenerationPool(id, workers, options.chunkSize);
     try {
       const revisions = await Promise.all(pool.threads.map((thread) => thread.ready));
       pool.currentRevision = revisions[0] ?? 0;
@@ -195,17 +227,24 @@ export class GenerationPool {
     return this.serially(async () => {
       try {
         await Promise.all(
-          this.threads.map((thread) => thread.request({ id: this.nextRequestId++, kind: 'apply', change, revision })),
+          this.threads.map((thread) =>
+            thread.request({ id: this.nextRequestId++, kind: 'apply', change, revision }),
+          ),
         );
       } catch (error) {
         const cause = error instanceof Error ? error : new Error(String(error));
-        this.fail(new Error(`a worker could not apply the change set of revision ${revision}: ${cause.message}`));
+        this.fail(
+          new Error(`a worker could not apply the change set of revision ${revision}: ${cause.message}`),
+        );
         throw cause;
       }
     });
   }
 
-  /** Computes nodes at the pool's revision; the results are in the order of `nodeIds`. */
+  /**
+   * Computes nodes at the pool's revision; the results are in the order of `nodeIds`. Their
+   * inputsKeys are the workers': never equal to one of another engine.
+   */
   async compute(nodeIds: readonly string[], options: ComputeOptions = {}): Promise<ComputeOutput> {
     const results: ComputeOutput['results'] = [];
     const bundles: ComputeOutput['bundles'] = [];
@@ -227,7 +266,26 @@ export class GenerationPool {
     onChunk: (chunk: ComputeOutput) => void,
   ): Promise<void> {
     const revision = this.currentRevision;
-    return this.serially(() => this.runChunks(nodeIds, options, revision, onChunk));
+    const chunks = chunksOf(nodeIds, this.chunkSizeFor(nodeIds.length)).map((chunk): Part[] => [
+      { nodes: chunk.map((nodeId) => ({ nodeId })) },
+    ]);
+    return this.serially(() => this.runChunks(chunks, options, false, revision, onChunk));
+  }
+
+  /**
+   * The regeneration step of `regenerateInParallel`: like `computeInChunks`, but a node whose held
+   * result a worker of this pool computed goes back to that worker, which skips it when its inputs
+   * are unchanged (only that worker's engine can tell), and every worker keeps what it computes.
+   * Each chunk's nodes are a run of `entries`; within a chunk, results come grouped by worker.
+   */
+  regenerateInChunks(
+    entries: readonly RegenerationEntry[],
+    options: ComputeOptions,
+    onChunk: (chunk: WorkerOutput) => void,
+  ): Promise<void> {
+    const revision = this.currentRevision;
+    const chunks = chunksOf(entries, this.chunkSizeFor(entries.length)).map((chunk) => this.partsOf(chunk));
+    return this.serially(() => this.runChunks(chunks, options, true, revision, onChunk));
   }
 
   /** Ends every thread; calls not done reject. */
@@ -239,20 +297,54 @@ export class GenerationPool {
     await Promise.all(this.threads.map((thread) => thread.worker.terminate()));
   }
 
-  private runChunks(
-    nodeIds: readonly string[],
-    options: ComputeOptions,
-    revision: number,
-    onChunk: (chunk: ComputeOutput) => void,
-  ): Promise<void> {
-    const size =
+  private chunkSizeFor(count: number): number {
+    return (
       this.chunkSize ??
-      Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(nodeIds.length / (this.threads.length * CHUNKS_PER_THREAD))));
-    const chunks = chunksOf(nodeIds, size);
+      Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(count / (this.threads.length * CHUNKS_PER_THREAD))))
+    );
+  }
+
+  /** Splits a chunk by the worker that holds each node's result; nodes held by none go to any. */
+  private partsOf(entries: readonly RegenerationEntry[]): Part[] {
+    const free: ComputeEntry[] = [];
+    const owned = new Map<number, ComputeEntry[]>();
+    for (const { nodeId, heldKey } of entries) {
+      const owner = heldKey === undefined ? undefined : this.ownerOf(heldKey);
+      if (!owner) {
+        free.push({ nodeId });
+        continue;
+      }
+      let nodes = owned.get(owner.thread);
+      if (!nodes) owned.set(owner.thread, (nodes = []));
+      nodes.push({ nodeId, heldKey: owner.key });
+    }
+    const parts: Part[] = [...owned].map(([thread, nodes]) => ({ thread, nodes }));
+    if (free.length > 0) parts.push({ nodes: free });
+    return parts;
+  }
+
+  private ownerOf(heldKey: string): { thread: number; key: string } | undefined {
+    const prefix = poolKeyPrefix(this.id);
+    if (!heldKey.startsWith(prefix)) return undefined;
+    const rest = heldKey.slice(prefix.length);
+    const separator = rest.indexOf(':');
+    const thread = Number(rest.slice(0, separator));
+    if (separator < 0 || !Number.isInteger(thread) || thread < 0 || thread >= this.threads.length)
+      return undefined;
+    return { thread, key: rest.slice(separator + 1) };
+  }
+
+  private runChunks(
+    chunks: readonly (readonly Part[])[],
+    options: ComputeOptions,
+    keep: boolean,
+    revision: number,
+    onChunk: (chunk: WorkerOutput) => void,
+  ): Promise<void> {
     const window = this.threads.length * TASKS_IN_FLIGHT_PER_THREAD;
     const materialise = options.materialise ?? false;
     return new Promise<void>((resolveRun, rejectRun) => {
-      const finished = new Map<number, ComputeOutput>();
+      const finished = new Map<number, WorkerOutput>();
       let dispatched = 0;
       let delivered = 0;
       let settled = false;
@@ -272,24 +364,43 @@ export class GenerationPool {
           resolveRun();
         }
       };
+      const send = (part: Part): Promise<WorkerOutput> => {
+        const thread =
+          part.thread === undefined
+            ? this.threads.reduce((best, candidate) =>
+                candidate.inFlight < best.inFlight ? candidate : best,
+              )
+            : this.threads[part.thread];
+        if (!thread) return Promise.reject(new Error(`no generation worker ${part.thread}`));
+        const request: WorkerRequest = {
+          id: this.nextRequestId++,
+          kind: 'compute',
+          revision,
+          nodes: part.nodes,
+          keep,
+          materialise,
+          ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+        };
+        return thread.request(request).then((output) => {
+          if (!output)
+            throw new Error(`generation worker ${thread.index} answered a compute without results`);
+          return output;
+        });
+      };
       const dispatch = (): void => {
-        // Dispatch no further ahead of delivery than the window, so out-of-order chunks held stay few.
+        // No further ahead of delivery than the window, so the out-of-order chunks held stay few.
         while (!settled && dispatched < chunks.length && dispatched - delivered < window) {
           const index = dispatched++;
-          const thread = this.threads.reduce((best, candidate) => (candidate.inFlight < best.inFlight ? candidate : best));
-          const request: WorkerRequest = {
-            id: this.nextRequestId++,
-            kind: 'compute',
-            revision,
-            nodeIds: chunks[index] ?? [],
-            materialise,
-            ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
-          };
-          thread.request(request).then((output) => {
+          Promise.all((chunks[index] ?? []).map(send)).then((outputs) => {
             if (settled) return;
             try {
-              if (!output) throw new Error(`generation worker ${thread.index} answered a compute without results`);
-              finished.set(index, output);
+              finished.set(index, {
+                results: outputs.flatMap((output) => output.results),
+                bundles: outputs.flatMap((output) => output.bundles),
+                skipped: outputs.flatMap((output) => output.skipped),
+              });
+              // Workers get their next chunks before this thread spends time in `onChunk`.
+              dispatch();
               deliver();
               dispatch();
             } catch (error) {

@@ -4,12 +4,21 @@ import type { EngineOptions, Fleet, NodeBundle, NodeResult, ParsedChangeSet } fr
  * Bumped whenever the messages below change, so a pool refuses a worker script built from older
  * sources instead of misreading it.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The worker's `workerData`: cloned into each worker once, when it starts. */
 export interface WorkerInit {
   readonly fleet: Fleet;
   readonly engine: EngineOptions;
+  /** Prefixes the inputsKey of every result this worker computes (see `poolKeyPrefix`). */
+  readonly keyPrefix: string;
+}
+
+/** A node to compute; `heldKey` is set when the caller holds a result this worker computed. */
+export interface ComputeEntry {
+  readonly nodeId: string;
+  /** That result's inputsKey without the worker's prefix: the node is skipped if its inputs still have it. */
+  readonly heldKey?: string;
 }
 
 export type WorkerRequest =
@@ -25,16 +34,23 @@ export type WorkerRequest =
       readonly kind: 'compute';
       /** The revision the worker's engine must be at: a worker behind or ahead is a bug, never a result. */
       readonly revision: number;
-      readonly nodeIds: readonly string[];
+      readonly nodes: readonly ComputeEntry[];
+      /** Set by a regeneration: the worker keeps the results, to skip the nodes next time. */
+      readonly keep: boolean;
       readonly materialise: boolean;
       readonly generatedAt?: number;
     };
 
 export interface ComputeOutput {
-  /** In the order of the node ids asked for. */
+  /** The computed nodes' results, in the order asked for. */
   readonly results: NodeResult[];
   /** With `materialise`: each computed node's bundle, in the same order; otherwise empty. */
   readonly bundles: NodeBundle[];
+}
+
+export interface WorkerOutput extends ComputeOutput {
+  /** Nodes whose inputs are those of the held result: not computed. */
+  readonly skipped: string[];
 }
 
 export interface WorkerFault {
@@ -44,12 +60,15 @@ export interface WorkerFault {
 
 export type WorkerReply =
   | { readonly kind: 'ready'; readonly protocol: number; readonly revision: number }
-  | { readonly kind: 'done'; readonly id: number; readonly output?: ComputeOutput }
+  | { readonly kind: 'done'; readonly id: number; readonly output?: WorkerOutput }
   | { readonly kind: 'failed'; readonly id: number; readonly fault: WorkerFault };
 
 /**
- * Prefixes the `inputsKey` of a result computed in a worker. Keys are made of serials local to the
- * engine that computed them, so a worker's key could equal an unrelated key of another engine and
- * make it skip a node whose inputs did change; prefixed, it never equals one.
+ * An inputsKey is made of serials local to the engine that computed it: a worker's key could equal
+ * an unrelated key of another engine and make it skip a node whose inputs did change. Prefixed with
+ * the pool and the worker (`worker:<pool>:<thread>:<key>`), it never equals another engine's key,
+ * and it says which worker can tell whether the node's inputs changed since.
  */
-export const WORKER_KEY_PREFIX = 'worker:';
+export function poolKeyPrefix(poolId: string): string {
+  return `worker:${poolId}:`;
+}

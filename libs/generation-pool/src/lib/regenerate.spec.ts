@@ -13,7 +13,8 @@ function heldResults(engine: GenerationEngine) {
 describe('regenerateInParallel', () => {
   const fleet = demoFleet();
 
-  it('regenerates as engine.regenerate() does, run after run', async () => {
+  // Seeds whose change sets make some runs skip nodes and some nodes fail.
+  it.each([4, 15])('regenerates as engine.regenerate() does, run after run (seed %i)', async (seed) => {
     const single = GenerationEngine.fromFleet(fleet);
     const parallel = GenerationEngine.fromFleet(fleet);
     const pool = await GenerationPool.start({ fleet, threads: 2, chunkSize: 32, workerFile: BUILT_WORKER });
@@ -22,7 +23,10 @@ describe('regenerateInParallel', () => {
       const regenerateBoth = async (): Promise<void> => {
         const singleBundles: NodeBundle[] = [];
         const parallelBundles: NodeBundle[] = [];
-        const singleRun = single.regenerate({ onBundle: (bundle) => singleBundles.push(bundle), generatedAt: GENERATED_AT });
+        const singleRun = single.regenerate({
+          onBundle: (bundle) => singleBundles.push(bundle),
+          generatedAt: GENERATED_AT,
+        });
         const parallelRun = await regenerateInParallel(parallel, pool, {
           onBundle: (bundle) => parallelBundles.push(bundle),
           generatedAt: GENERATED_AT,
@@ -32,11 +36,10 @@ describe('regenerateInParallel', () => {
         expect(parallel.pendingNodes()).toEqual([]);
         expect(heldResults(parallel)).toEqual(heldResults(single));
         runs.push({ single: singleRun, parallel: parallelRun });
-        process.stdout.write(JSON.stringify({ ...singleRun, changed: singleRun.changed.length }) + "\n");
       };
 
       await regenerateBoth();
-      const changes = randomChangeSets(7, () => single.toFleet());
+      const changes = randomChangeSets(seed, () => single.toFleet());
       let applied = 0;
       for (let attempt = 0; applied < 15 && attempt < 100; attempt++) {
         const input = changes.next().value;
@@ -50,7 +53,55 @@ describe('regenerateInParallel', () => {
         if (applied % 3 !== 1) await regenerateBoth();
       }
       expect(applied).toBe(15);
-      expect(runs.some((run) => run.single.changed.length > 0 && run.single.recomputed < 300)).toBe(true);
+      expect(runs.some((run) => run.single.skipped > 0)).toBe(true);
+      expect(runs.some((run) => run.single.removed.length > 0)).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('never skips a node on a key its workers did not make, as engines and pools come and go', async () => {
+    const single = GenerationEngine.fromFleet(fleet);
+    const mixed = GenerationEngine.fromFleet(fleet);
+    single.regenerate({ generatedAt: GENERATED_AT });
+    // Results held with the engine's own keys: no worker can vouch for them.
+    mixed.regenerate({ generatedAt: GENERATED_AT });
+    let pool = await GenerationPool.start({ fleet, threads: 2, chunkSize: 32, workerFile: BUILT_WORKER });
+    try {
+      const changes = randomChangeSets(4, () => single.toFleet());
+      let applied = 0;
+      // Nodes the single engine skipped and the parallel path recomputed, their key not its workers'.
+      let distrusted = 0;
+      for (let attempt = 0; applied < 9 && attempt < 100; attempt++) {
+        const input = changes.next().value;
+        const outcome = single.apply(input);
+        const mirrored = mixed.apply(input);
+        if (!outcome.ok || !mirrored.ok) continue;
+        applied++;
+        await pool.applyValid(mirrored.change);
+        if (applied === 6) {
+          // A new pool: the keys of the old one's workers mean nothing to it.
+          await pool.close();
+          pool = await GenerationPool.start({
+            fleet: mixed.toFleet(),
+            engine: { revision: mixed.revision },
+            threads: 2,
+            workerFile: BUILT_WORKER,
+          });
+        }
+        const singleRun = single.regenerate({ generatedAt: GENERATED_AT });
+        const parallelRun = await regenerateInParallel(mixed, pool, { generatedAt: GENERATED_AT });
+        expect({ ...parallelRun, skipped: 0, recomputed: 0 }).toEqual({
+          ...singleRun,
+          skipped: 0,
+          recomputed: 0,
+        });
+        expect(parallelRun.skipped).toBeLessThanOrEqual(singleRun.skipped);
+        expect(heldResults(mixed)).toEqual(heldResults(single));
+        distrusted += singleRun.skipped - parallelRun.skipped;
+      }
+      expect(applied).toBe(9);
+      expect(distrusted).toBeGreaterThan(0);
     } finally {
       await pool.close();
     }

@@ -7,26 +7,15 @@ export interface ParallelRegenerateOptions {
 }
 
 /**
- * The key a node's pending result is compared on, as the engine itself computes it.
+ * `engine.regenerate()`, with the pending nodes computed by the pool: the same Regeneration, the
+ * same held results, the same `onBundle` calls in the same order (nodes sorted). Results are
+ * committed to `engine` chunk by chunk.
  *
- * GenerationEngine keeps it private (`unchangedInputs` only compares), and a result computed in a
- * worker carries the worker's key, which means nothing to this engine. Until the engine exposes
- * `inputsKey(nodeId)`, this reads its generator; the check makes an engine refactoring fail here,
- * loudly, rather than skip nodes wrongly.
- */
-function inputsKeyReader(engine: GenerationEngine): (nodeId: string) => string {
-  const generator = (engine as unknown as { generator?: { inputsKey?: unknown } }).generator;
-  const inputsKey = generator?.inputsKey;
-  if (typeof inputsKey !== 'function') {
-    throw new Error('GenerationEngine no longer has generator.inputsKey: regenerateInParallel needs a public inputsKey');
-  }
-  return (nodeId) => String(inputsKey.call(generator, nodeId));
-}
-
-/**
- * `engine.regenerate()`, with the pending nodes whose inputs changed computed by the pool. The skip
- * check and the commit happen on `engine`, chunk by chunk in node order, so the Regeneration, the
- * held results and the `onBundle` calls are those of `engine.regenerate()`.
+ * Whether a pending node's inputs are unchanged is decided where its held result was computed: an
+ * inputsKey only means something to the engine that made it. The worker of this pool that computed
+ * it decides (the workers replay the same change sets, so they decide as `engine` would, unless
+ * their caches evicted differently); a node whose result came from elsewhere (another pool, or
+ * `engine.regenerate()`) is recomputed, never skipped on a key that could match by chance.
  *
  * The pool must be at the engine's revision (every change set applied to the engine replayed on the
  * pool), and the engine must not move while this runs: if it does, the call rejects and the nodes
@@ -44,44 +33,39 @@ export async function regenerateInParallel(
         'replay every change set the engine applies on the pool (pool.applyValid)',
     );
   }
-  const keyOf = inputsKeyReader(engine);
   const candidates = engine.pendingNodes();
-  const toCompute: string[] = [];
-  const keys = new Map<string, string>();
-  let skipped = 0;
-  for (const nodeId of candidates) {
-    const key = keyOf(nodeId);
-    const held = engine.result(nodeId);
-    if (held && engine.unchangedInputs(nodeId, key)) {
-      skipped++;
-      // Recommitting the held result only takes the node off the pending set.
-      engine.commit([held]);
-      continue;
-    }
-    toCompute.push(nodeId);
-    keys.set(nodeId, key);
-  }
+  const entries = candidates.map((nodeId) => {
+    const heldKey = engine.result(nodeId)?.inputsKey;
+    return heldKey === undefined ? { nodeId } : { nodeId, heldKey };
+  });
 
   const changed: string[] = [];
+  let skipped = 0;
   const { onBundle } = options;
-  await pool.computeInChunks(
-    toCompute,
+  await pool.regenerateInChunks(
+    entries,
     {
       materialise: onBundle !== undefined,
       ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
     },
-    ({ results, bundles }) => {
+    (chunk) => {
       if (engine.revision !== revision) {
         throw new Error(
           `the engine moved from revision ${revision} to ${engine.revision} during a parallel regeneration`,
         );
       }
-      const chunkChanged = engine.commit(
-        results.map((result) => ({ ...result, inputsKey: keys.get(result.nodeId) ?? result.inputsKey })),
-      );
+      for (const nodeId of chunk.skipped) {
+        const held = engine.result(nodeId);
+        if (!held) throw new Error(`a worker skipped node ${nodeId}, which has no result`);
+        // Recommitting the held result only takes the node off the pending set.
+        engine.commit([held]);
+        skipped++;
+      }
+      // Sorted, and each chunk is a run of the sorted candidates: `changed` stays sorted.
+      const chunkChanged = engine.commit(chunk.results);
       changed.push(...chunkChanged);
       if (onBundle) {
-        const byNode = new Map(bundles.map((bundle) => [bundle.nodeId, bundle]));
+        const byNode = new Map(chunk.bundles.map((bundle) => [bundle.nodeId, bundle]));
         for (const nodeId of chunkChanged) {
           const bundle = byNode.get(nodeId);
           if (bundle) onBundle(bundle);

@@ -71,7 +71,9 @@ const EDITS: readonly Edit[] = [
     const id = `extra-${serial}`;
     return { upsert: { nodes: [{ ...node, id, hostname: `${id}.example.com` }] } };
   },
-  (random) => ({ upsert: { settings: { ordering: pick(random, ['alphanumeric', 'title-hash', 'random']) } } }),
+  (random) => ({
+    upsert: { settings: { ordering: pick(random, ['alphanumeric', 'title-hash', 'random']) } },
+  }),
 ];
 
 /**

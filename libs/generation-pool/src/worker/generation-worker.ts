@@ -3,8 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GenerationEngine } from '@policygen/engine';
 import type { NodeBundle, NodeResult } from '@policygen/engine';
-import { PROTOCOL_VERSION, WORKER_KEY_PREFIX } from '../lib/protocol';
-import type { ComputeOutput, WorkerInit, WorkerReply, WorkerRequest } from '../lib/protocol';
+import { PROTOCOL_VERSION } from '../lib/protocol';
+import type { WorkerInit, WorkerOutput, WorkerReply, WorkerRequest } from '../lib/protocol';
 
 const port = parentPort;
 if (!port) throw new Error('generation-worker.js runs as a worker thread of a GenerationPool');
@@ -17,7 +17,7 @@ function reply(message: WorkerReply): void {
   port?.postMessage(message);
 }
 
-function handle(request: WorkerRequest): ComputeOutput | undefined {
+function handle(request: WorkerRequest): WorkerOutput | undefined {
   if (request.kind === 'apply') {
     engine.applyValid(request.change);
     if (engine.revision !== request.revision) {
@@ -26,22 +26,35 @@ function handle(request: WorkerRequest): ComputeOutput | undefined {
     return undefined;
   }
   if (engine.revision !== request.revision) {
-    throw new Error(`worker engine is at revision ${engine.revision}, asked to compute at ${request.revision}`);
+    throw new Error(
+      `worker engine is at revision ${engine.revision}, asked to compute at ${request.revision}`,
+    );
   }
   const results: NodeResult[] = [];
   const bundles: NodeBundle[] = [];
-  for (const nodeId of request.nodeIds) {
+  const skipped: string[] = [];
+  for (const { nodeId, heldKey } of request.nodes) {
+    // Skipped only if this worker still holds the very result the caller holds, and its inputs are unchanged.
+    if (
+      heldKey !== undefined &&
+      engine.result(nodeId)?.inputsKey === heldKey &&
+      engine.unchangedInputs(nodeId)
+    ) {
+      skipped.push(nodeId);
+      continue;
+    }
     const { result, bundle } = engine.compute(nodeId, {
       materialise: request.materialise,
       ...(request.generatedAt === undefined ? {} : { generatedAt: request.generatedAt }),
     });
-    results.push({ ...result, inputsKey: WORKER_KEY_PREFIX + result.inputsKey });
+    if (request.keep) engine.commit([result]);
+    results.push({ ...result, inputsKey: init.keyPrefix + result.inputsKey });
     if (request.materialise) {
       if (!bundle) throw new Error(`node ${nodeId}: materialised without a bundle`);
       bundles.push(bundle);
     }
   }
-  return { results, bundles };
+  return { results, bundles, skipped };
 }
 
 port.on('message', (request: WorkerRequest) => {
