@@ -38,6 +38,9 @@ export interface ScenarioResult {
   /** Peak resident set size of the process so far. */
   readonly peakRssMiB: number;
   readonly rssMiB: number;
+  /** Runs measured; the figures are the median run's. */
+  readonly runs?: number;
+  readonly slowestEngineMs?: number;
 }
 
 export interface BenchReport {
@@ -117,42 +120,31 @@ export function runBench(options: BenchOptions, machine: BenchReport['machine'])
   let run = 0;
   for (const scenario of selected) {
     if (scenario.name === FULL_SCENARIO) continue;
-    run++;
     progress(scenario.description);
-    const changeSets = scenario.changeSets({
-      compiled: engine.compiled,
-      landmarks: bench.landmarks,
-      sizes,
-      run,
-    });
-    const applyStarted = performance.now();
-    const affected = new Set<string>();
-    for (const changeSet of changeSets) {
-      const outcome = engine.apply(changeSet);
-      if (!outcome.ok)
-        throw new Error(
-          `scenario ${scenario.name}: change set rejected: ${outcome.issues
-            .slice(0, 3)
-            .map((i) => `${i.path}: ${i.message}`)
-            .join('; ')}`,
-        );
-      for (const nodeId of outcome.affected) affected.add(nodeId);
+    const runs: RunFigures[] = [];
+    let changeSetCount = 0;
+    for (let iteration = 0; iteration < (scenario.repeat ?? 1); iteration++) {
+      run++;
+      const changeSets = scenario.changeSets({
+        compiled: engine.compiled,
+        landmarks: bench.landmarks,
+        sizes,
+        run,
+        iteration,
+        initial: bench.fleet,
+      });
+      changeSetCount = changeSets.length;
+      runs.push(applyAndRegenerate(engine, scenario.name, changeSets));
     }
-    const applyMs = performance.now() - applyStarted;
-    const regenerateStarted = performance.now();
-    const regeneration = engine.regenerate();
-    const regenerateMs = performance.now() - regenerateStarted;
+    runs.sort((a, b) => a.applyMs + a.regenerateMs - (b.applyMs + b.regenerateMs));
+    const median = runs[Math.floor(runs.length / 2)] as RunFigures;
+    const slowest = runs[runs.length - 1] as RunFigures;
     const naiveMs = options.skipNaive ? null : naiveRegeneration(engine.toFleet(), engine.revision);
-    results.push(
-      measured(scenario, changeSets.length, {
-        applyMs,
-        regenerateMs,
-        affected: affected.size,
-        recomputed: regeneration.recomputed,
-        changed: regeneration.changed.length,
-        naiveMs,
-      }),
-    );
+    results.push({
+      ...measured(scenario, changeSetCount, { ...median, naiveMs }),
+      runs: runs.length,
+      slowestEngineMs: round(slowest.applyMs + slowest.regenerateMs),
+    });
   }
 
   return {
@@ -172,6 +164,44 @@ export function runBench(options: BenchOptions, machine: BenchReport['machine'])
       caches,
     },
     scenarios: results,
+  };
+}
+
+interface RunFigures {
+  readonly applyMs: number;
+  readonly regenerateMs: number;
+  readonly affected: number;
+  readonly recomputed: number;
+  readonly changed: number;
+}
+
+function applyAndRegenerate(
+  engine: GenerationEngine,
+  scenario: string,
+  changeSets: readonly unknown[],
+): RunFigures {
+  const applyStarted = performance.now();
+  const affected = new Set<string>();
+  for (const changeSet of changeSets) {
+    const outcome = engine.apply(changeSet);
+    if (!outcome.ok)
+      throw new Error(
+        `scenario ${scenario}: change set rejected: ${outcome.issues
+          .slice(0, 3)
+          .map((issue) => `${issue.path}: ${issue.message}`)
+          .join('; ')}`,
+      );
+    for (const nodeId of outcome.affected) affected.add(nodeId);
+  }
+  const applyMs = performance.now() - applyStarted;
+  const regenerateStarted = performance.now();
+  const regeneration = engine.regenerate();
+  return {
+    applyMs,
+    regenerateMs: performance.now() - regenerateStarted,
+    affected: affected.size,
+    recomputed: regeneration.recomputed,
+    changed: regeneration.changed.length,
   };
 }
 

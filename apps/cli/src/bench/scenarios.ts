@@ -1,5 +1,5 @@
 import type { CompiledFleet, Directive, FleetNode, Json } from '@policygen/engine';
-import type { BenchFleetOptions, BenchLandmarks } from '@policygen/fleets';
+import type { BenchFleetOptions, BenchLandmarks, FleetFile } from '@policygen/fleets';
 import { buildBenchNodes, mulberry32 } from '@policygen/fleets';
 
 /** What a scenario changes: change sets applied in order, then one regeneration (coalesced). */
@@ -7,6 +7,8 @@ export interface BenchScenario {
   readonly name: string;
   readonly description: string;
   readonly changeSets: (context: ScenarioContext) => unknown[];
+  /** Runs measured (the median is reported): small figures are at the mercy of a GC pause. */
+  readonly repeat?: number;
 }
 
 export interface ScenarioContext {
@@ -15,6 +17,10 @@ export interface ScenarioContext {
   readonly sizes: BenchFleetOptions & { readonly nodes: number };
   /** Distinguishes the values a scenario writes from those of earlier runs. */
   readonly run: number;
+  /** Which of the scenario's repeated runs this is, from 0. */
+  readonly iteration: number;
+  /** The fleet as built, before any scenario. */
+  readonly initial: FleetFile;
 }
 
 export const FULL_SCENARIO = 'full';
@@ -67,6 +73,7 @@ export const SCENARIOS: readonly BenchScenario[] = [
   {
     name: 'node-property',
     description: "one node's property changes",
+    repeat: 9,
     changeSets: ({ compiled, landmarks, run }) => {
       const { nodeId, property } = landmarks.nodeForProperty;
       return [
@@ -76,10 +83,13 @@ export const SCENARIOS: readonly BenchScenario[] = [
   },
   {
     name: 'node-facts',
-    description: "one node's facts change and flip its group memberships",
-    changeSets: ({ compiled, landmarks }) => {
+    description: "one node's facts change and flip its group memberships (and back)",
+    repeat: 9,
+    changeSets: ({ compiled, landmarks, iteration, initial }) => {
       const { nodeId, facts } = landmarks.nodeFlippingGroup;
-      return [{ upsert: { nodes: [{ ...entity(compiled.nodes, nodeId), facts }] } }];
+      const original = initial.nodes.find((node) => node.id === nodeId)?.facts ?? {};
+      const next = iteration % 2 === 0 ? facts : original;
+      return [{ upsert: { nodes: [{ ...entity(compiled.nodes, nodeId), facts: next }] } }];
     },
   },
   directiveScenario('directive-1pct', '~1%', (landmarks) => landmarks.directiveOnOnePercent),

@@ -93,6 +93,8 @@ const CRITERIA: readonly CriterionInput[] = [
   { fact: 'arch', op: 'eq', value: 'x86_64' },
   { fact: 'arch', op: 'notExists' },
   { fact: 'ram', op: 'gt', value: 4 },
+  { fact: 'ram', op: 'le', value: 8 },
+  { fact: 'ram', op: 'lt', value: '16' },
   { fact: 'ram', op: 'eq', value: '8' },
   { fact: 'role', op: 'eq', value: 'web' },
   { property: 'dc', op: 'exists' },
@@ -128,7 +130,8 @@ const criterion = fc.oneof(
 const factsBlueprint = fc.record({
   os: fc.nat({ max: OPERATING_SYSTEMS.length - 1 }),
   arch: fc.constantFrom('x86_64', 'aarch64', undefined),
-  ram: fc.constantFrom(1, 4, 8, 16, undefined),
+  // Numbers mostly; strings that read as numbers, or do not, go through the other comparisons.
+  ram: fc.constantFrom<Json | undefined>(1, 4, 8, 16, 8, 16, '8', '4.5', '16GB', true, undefined),
   role: fc.constantFrom('web', 'db', undefined),
 });
 
@@ -981,6 +984,50 @@ function appliedDirectives(working: Working): DirectiveInput[] {
   return applied.length > 0 ? applied : directives;
 }
 
+/**
+ * An entity by position, twice as likely one of the preferred ones: most changes of an entity no
+ * node uses show nowhere, and a property that nothing can break proves little.
+ */
+function preferring<T>(all: readonly T[], preferred: readonly T[], draw: number): T | undefined {
+  return at(
+    preferred.length > 0 && preferred.length < all.length ? [...preferred, ...preferred, ...all] : all,
+    draw,
+  );
+}
+
+function pickDirective(working: Working, draw: number): DirectiveInput | undefined {
+  return preferring(working.list('directives'), appliedDirectives(working), draw);
+}
+
+/** Preferred: the versions applied directives use. */
+function pickTechnique(working: Working, draw: number): TechniqueInput | undefined {
+  const used = new Set(appliedDirectives(working).map((directive) => techniqueOf(working, directive)));
+  const techniques = working.list('techniques');
+  return preferring(
+    techniques,
+    techniques.filter((technique) => used.has(technique)),
+    draw,
+  );
+}
+
+/** Preferred: enabled rules carrying some directive. */
+function pickRule(working: Working, draw: number): RuleInput | undefined {
+  const rules = working.list('rules');
+  return preferring(
+    rules,
+    rules.filter((rule) => rule.enabled !== false && (rule.directives ?? []).length > 0),
+    draw,
+  );
+}
+
+/** A technique's parameter names, twice as likely one its promises use. */
+function preferUsed(technique: TechniqueInput | undefined): string[] {
+  const names = parameterNames(technique);
+  const text = JSON.stringify([technique?.promises ?? [], technique?.refresh ?? []]);
+  const used = names.filter((name) => new RegExp(`\\{\\{\\s*${name}\\s*\\}\\}`).test(text));
+  return used.length > 0 && used.length < names.length ? [...used, ...used, ...names] : names;
+}
+
 function policyServers(working: Working): string[] {
   return ['root', ...working.list('relays').map((relay) => relay.id)];
 }
@@ -1131,11 +1178,11 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'directiveParameter': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       const name = mutation.undeclared
         ? 'undeclared'
-        : at(parameterNames(techniqueOf(working, directive)), mutation.parameter);
+        : at(preferUsed(techniqueOf(working, directive)), mutation.parameter);
       if (name === undefined) return false;
       const parameters = { ...directive.parameters };
       if (mutation.value === undefined) delete parameters[name];
@@ -1145,28 +1192,28 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'directivePriority': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       directive.priority = mutation.priority;
       working.touch('directives', directive);
       return true;
     }
     case 'directiveEnabled': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       directive.enabled = directive.enabled === false;
       working.touch('directives', directive);
       return true;
     }
     case 'directiveName': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       directive.name = mutation.name;
       working.touch('directives', directive);
       return true;
     }
     case 'directiveVersion': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       if (mutation.drop) delete directive.techniqueVersion;
       else {
@@ -1184,7 +1231,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'directiveTechnique': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       const technique = at(techniques, mutation.technique);
       if (!directive || !technique) return false;
       directive.technique = technique.id;
@@ -1199,7 +1246,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'directiveMeta': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       if (mutation.remove) directive[mutation.relation] = [];
       else {
@@ -1236,7 +1283,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'directiveDelete': {
-      const directive = at(directives, mutation.directive);
+      const directive = pickDirective(working, mutation.directive);
       if (!directive) return false;
       working.remove('directives', directive);
       if (mutation.cascade & 1) {
@@ -1266,7 +1313,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'techniqueEdit': {
-      const technique = at(techniques, mutation.technique);
+      const technique = pickTechnique(working, mutation.technique);
       if (!technique) return false;
       let parameters: TechniqueParameterInput[] = clone(technique.parameters ?? []);
       if (mutation.addParameter) {
@@ -1296,7 +1343,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'techniqueNewVersion': {
-      const base = at(techniques, mutation.technique);
+      const base = pickTechnique(working, mutation.technique);
       if (!base) return false;
       const version = `${mutation.version}.0`;
       const sameId = techniques.filter((technique) => technique.id === base.id);
@@ -1321,7 +1368,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'techniqueDeleteVersion': {
-      const technique = at(techniques, mutation.technique);
+      const technique = pickTechnique(working, mutation.technique);
       if (!technique) return false;
       working.remove('techniques', technique);
       const remaining = techniques.filter((candidate) => candidate.id === technique.id);
@@ -1367,21 +1414,21 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'ruleName': {
-      const rule = at(rules, mutation.rule);
+      const rule = pickRule(working, mutation.rule);
       if (!rule) return false;
       rule.name = mutation.name;
       working.touch('rules', rule);
       return true;
     }
     case 'ruleEnabled': {
-      const rule = at(rules, mutation.rule);
+      const rule = pickRule(working, mutation.rule);
       if (!rule) return false;
       rule.enabled = rule.enabled === false;
       working.touch('rules', rule);
       return true;
     }
     case 'ruleDirectives': {
-      const rule = at(rules, mutation.rule);
+      const rule = pickRule(working, mutation.rule);
       if (!rule) return false;
       rule.directives = mutation.directives.flatMap((draw) => at(directives, draw)?.id ?? []);
       if (mutation.unknown) rule.directives.push('no-such-directive');
@@ -1389,7 +1436,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'ruleTargets': {
-      const rule = at(rules, mutation.rule);
+      const rule = pickRule(working, mutation.rule);
       if (!rule) return false;
       rule.targets = resolveTarget(working, mutation.target);
       working.touch('rules', rule);
@@ -1406,7 +1453,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       return true;
     }
     case 'ruleDelete': {
-      const rule = at(rules, mutation.rule);
+      const rule = pickRule(working, mutation.rule);
       if (!rule) return false;
       working.remove('rules', rule);
       return true;

@@ -58,10 +58,11 @@ export interface GeneratorLimits {
   readonly renderedBytes?: number;
 }
 
+/** Sized for a 100,000-node fleet whose nodes mostly have rule and group sets of their own. */
 const DEFAULT_LIMITS: Required<GeneratorLimits> = {
-  plans: 20_000,
-  levels: 50_000,
-  renderedBytes: 256 * 1024 * 1024,
+  plans: 150_000,
+  levels: 150_000,
+  renderedBytes: 128 * 1024 * 1024,
 };
 
 interface PlannedPolicy {
@@ -81,8 +82,9 @@ interface NodePlan {
   readonly edges: readonly PolicyEdge[];
   readonly errorsBefore: readonly NodeError[];
   readonly errorsAfter: readonly NodeError[];
-  readonly promises: BundleFile;
-  readonly csv: BundleFile;
+  /** Digests only: the contents are made again from the policies when a bundle is materialised. */
+  readonly promises: FileDigest;
+  readonly csv: FileDigest;
   /** Built on first use: only materialised bundles need it. */
   manifestPolicies?: readonly ManifestPolicy[];
 }
@@ -159,7 +161,6 @@ export class NodeGenerator {
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
   private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
-  private readonly shapes = new WeakMap<FormedPolicy, PolicyShape>();
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
   private nextSerial = 1;
@@ -339,8 +340,7 @@ export class NodeGenerator {
             LIBRARY_FILE,
             bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node)),
             bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)),
-            plan.promises,
-            plan.csv,
+            ...planFiles(plan),
             ...(policyFiles as BundleFile[]),
             bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
           ]
@@ -398,7 +398,7 @@ export class NodeGenerator {
     const key = groups.map((group) => group.id).join('\u0000');
     let levels = this.levels.get(key);
     if (!levels) {
-      levels = { serial: this.nextSerial++, levels: groupLevels(this.compiled, groups) };
+      levels = { serial: this.nextSerial++, levels: groupLevels(this.compiled, groups, false) };
       this.levels.set(key, levels);
     }
     return levels;
@@ -456,7 +456,7 @@ export class NodeGenerator {
         contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
       });
     }
-    const shapes = ordered.order.map((policy) => this.shapeOf(policy));
+    const shapes = ordered.order.map((policy) => shapeOf(policy));
     return {
       serial: this.nextSerial++,
       policies: ordered.order.map((policy) => planned.get(policy.id) as PlannedPolicy),
@@ -464,19 +464,9 @@ export class NodeGenerator {
       edges: graph.edges,
       errorsBefore: formed.errors,
       errorsAfter: [...graph.errors, ...ordered.errors],
-      promises: bundleFile(PROMISES_FILE, promisesCfOf(shapes)),
-      csv: bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join('')),
+      promises: digestOf(bundleFile(PROMISES_FILE, promisesCfOf(shapes))),
+      csv: digestOf(bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join(''))),
     };
-  }
-
-  /** What promises.cf and rudder-directives.csv say of a policy: its shape, not its values. */
-  private shapeOf(policy: FormedPolicy): PolicyShape {
-    let shape = this.shapes.get(policy);
-    if (!shape) {
-      shape = { ...policyLayout(policy), csv: directivesCsvLines(policy) };
-      this.shapes.set(policy, shape);
-    }
-    return shape;
   }
 
   /** The policy with its directives' current values (see `PolicyValues`). */
@@ -548,6 +538,31 @@ export class NodeGenerator {
     }
     return files;
   }
+}
+
+const policyShapes = new WeakMap<FormedPolicy, PolicyShape>();
+
+/** What promises.cf and rudder-directives.csv say of a policy: its shape, not its values. */
+function shapeOf(policy: FormedPolicy): PolicyShape {
+  let shape = policyShapes.get(policy);
+  if (!shape) {
+    shape = { ...policyLayout(policy), csv: directivesCsvLines(policy) };
+    policyShapes.set(policy, shape);
+  }
+  return shape;
+}
+
+/** promises.cf and rudder-directives.csv of a plan, with their contents. */
+function planFiles(plan: NodePlan): BundleFile[] {
+  const planShapes = plan.policies.map((planned) => shapeOf(planned.policy));
+  return [
+    bundleFile(PROMISES_FILE, promisesCfOf(planShapes)),
+    bundleFile(DIRECTIVES_CSV_FILE, planShapes.map((shape) => shape.csv).join('')),
+  ];
+}
+
+function digestOf(file: BundleFile): FileDigest {
+  return { path: file.path, sha256: file.sha256 };
 }
 
 function renderFiles(

@@ -11,7 +11,7 @@ import { arbitraryFleet } from '../../testing/fleet-arbitrary';
 import { generateNode } from '../generate/generate';
 import { compileFleet } from '../index/fleet-index';
 import { relationshipKey } from '../index/change-set';
-import type { GenerateOptions } from '../generate/types';
+import type { GenerateOptions, NodeBundle } from '../generate/types';
 import type { Fleet } from '../model/fleet';
 import { ORDERING_MODES } from '../model/fleet';
 import type { Json } from '../model/json';
@@ -34,6 +34,8 @@ interface Step {
   readonly mutations: Mutation[];
   /** Regenerate after this change set; otherwise it is coalesced with the next ones. */
   readonly regenerate: boolean;
+  /** Regenerate handing out the whole bundle of each changed node, as the CLI writes them. */
+  readonly materialise: boolean;
 }
 
 interface Stats {
@@ -86,7 +88,12 @@ const engineOptions: fc.Arbitrary<EngineOptions> = fc.record(
 );
 
 function steps(options: ChangeSetArbitraryOptions = {}): fc.Arbitrary<Step[]> {
-  return fc.array(fc.record({ mutations: arbitraryMutations(options), regenerate: fc.boolean() }), {
+  const step = fc.record({
+    mutations: arbitraryMutations(options),
+    regenerate: fc.boolean(),
+    materialise: fc.boolean(),
+  });
+  return fc.array(step, {
     minLength: 1,
     maxLength: 8,
   });
@@ -149,6 +156,8 @@ function expectFullGeneration(
   }
   return keys;
 }
+
+const GENERATED_AT = 1_700_000_000_000;
 
 /** The options of the reference generation matching the engine's. */
 function generateOptions(engine: GenerationEngine, options: EngineOptions): GenerateOptions {
@@ -230,7 +239,13 @@ function runScenario(
     }
 
     if (!step.regenerate && index < scenario.length - 1) return;
-    const run = engine.regenerate();
+    const emitted = new Map<string, NodeBundle>();
+    const run = step.materialise
+      ? engine.regenerate({
+          generatedAt: GENERATED_AT,
+          onBundle: (bundle) => emitted.set(bundle.nodeId, bundle),
+        })
+      : engine.regenerate();
     stats.regenerations++;
     stats.recomputed += run.recomputed;
     stats.recomputedUnchanged += run.recomputed - run.changed.length;
@@ -239,6 +254,19 @@ function runScenario(
       if (!affectedSince.has(nodeId)) fail(`node ${nodeId} changed but no change set said it was affected`);
 
     const current = expectFullGeneration(engine, options, fail);
+    if (step.materialise) {
+      // What is handed out is the bundle of a full generation, for exactly the changed nodes.
+      if ([...emitted.keys()].join() !== run.changed.join())
+        fail(`bundles handed out for [${[...emitted.keys()].join()}], changed [${run.changed.join()}]`);
+      const compiled = compileFleet(engine.toFleet());
+      for (const [nodeId, bundle] of emitted) {
+        const full = generateNode(compiled, nodeId, {
+          ...generateOptions(engine, options),
+          generatedAt: GENERATED_AT,
+        });
+        if (JSON.stringify(bundle) !== JSON.stringify(full)) expect(bundle).toEqual(full);
+      }
+    }
     // Against the reference too: every node whose result moved was affected (new nodes included).
     for (const [nodeId, key] of current)
       if (reference.get(nodeId) !== key && !affectedSince.has(nodeId))
@@ -266,7 +294,7 @@ describe('incremental generation (semantics.md §7)', () => {
       fc.property(anyFleet, engineOptions, steps(), (file, options, scenario) =>
         runScenario(file, options, scenario, stats),
       ),
-      { numRuns: 150 },
+      { numRuns: 400 },
     );
 
     // Not vacuous: most change sets are accepted, and every kind of change was.
@@ -284,7 +312,7 @@ describe('incremental generation (semantics.md §7)', () => {
       fc.property(anyFleet, engineOptions, steps({ malformedWeight: 15 }), (file, options, scenario) =>
         runScenario(file, options, scenario, stats),
       ),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
     expect(stats.rejected).toBeGreaterThan(60);
     expect(stats.accepted).toBeGreaterThan(60);

@@ -52,7 +52,11 @@ export function levelGroups(compiled: CompiledFleet, groupIds: readonly string[]
 }
 
 /** Global parameters then the given groups (from `levelGroups`), merged and checked for conflicts. */
-export function groupLevels(compiled: CompiledFleet, groups: readonly Group[]): GroupLevels {
+export function groupLevels(
+  compiled: CompiledFleet,
+  groups: readonly Group[],
+  keepLayers = true,
+): GroupLevels {
   const layers = new Map<string, PropertyLayer[]>();
   const add = (from: PropertySource, values: Readonly<Record<string, Json>>): void => {
     for (const name of Object.keys(values).sort(compareCodeUnits)) {
@@ -69,7 +73,8 @@ export function groupLevels(compiled: CompiledFleet, groups: readonly Group[]): 
     if (conflict) conflicts.push({ ...conflict, message: conflict.message.replace('%s', name) });
     merged.set(name, stack.map((layer) => layer.value).reduce(mergeValues));
   }
-  return { layers, merged, conflicts };
+  // The layers say where each value came from (explain); generation alone only needs the result.
+  return { layers: keepLayers ? layers : new Map(), merged, conflicts };
 }
 
 /** The node's own properties over its levels: the node's merged properties, keys sorted. */
