@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { GenerationEngine, validateFleet } from '@policygen/engine';
-import type { Fleet } from '@policygen/engine';
+import type { Fleet, NodeResult } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
+import { GenerationPool, regenerateInParallel } from '@policygen/generation-pool';
 import type { BenchFleetOptions } from '@policygen/fleets';
 import type { BenchScenario } from './scenarios';
 import { FULL_SCENARIO, SCENARIOS } from './scenarios';
@@ -13,6 +14,8 @@ export interface BenchOptions {
   readonly scenarios: readonly string[];
   /** Skip the naive (full regeneration) figure of each change scenario. */
   readonly skipNaive: boolean;
+  /** Worker threads for the parallel full generation; 1: none. */
+  readonly threads: number;
   readonly onProgress?: (message: string) => void;
 }
 
@@ -70,7 +73,7 @@ export function scenarioNames(): string[] {
 }
 
 /** Runs the scenarios on one engine, in order, each on the configuration the previous ones left. */
-export function runBench(options: BenchOptions, machine: BenchReport['machine']): BenchReport {
+export async function runBench(options: BenchOptions, machine: BenchReport['machine']): Promise<BenchReport> {
   const progress = options.onProgress ?? (() => undefined);
   const selected = selectScenarios(options.scenarios);
   const sizes: BenchFleetOptions & { nodes: number } = { nodes: options.nodes, seed: options.seed };
@@ -115,6 +118,24 @@ export function runBench(options: BenchOptions, machine: BenchReport['machine'])
         naiveMs: fullMs,
       }),
     );
+  }
+
+  if (options.threads > 1 && selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
+    progress(`full generation on ${options.threads} worker threads`);
+    const parallel = await parallelFullGeneration(fleet, options.threads, engine.allResults());
+    results.push(
+      measured(
+        {
+          name: PARALLEL_FULL_SCENARIO,
+          description: `full generation on ${options.threads} worker threads, each with its own engine (start-up included)`,
+          changeSets: () => [],
+        },
+        0,
+        { ...parallel.figures, naiveMs: fullMs },
+      ),
+    );
+    if (!parallel.identical)
+      throw new Error('the parallel full generation differs from the single-threaded one');
   }
 
   let run = 0;
@@ -165,6 +186,39 @@ export function runBench(options: BenchOptions, machine: BenchReport['machine'])
     },
     scenarios: results,
   };
+}
+
+const PARALLEL_FULL_SCENARIO = 'full-parallel';
+
+/** Pool start (every worker builds its engine), the caller's index, and every node on the pool. */
+async function parallelFullGeneration(
+  fleet: Fleet,
+  threads: number,
+  reference: ReadonlyMap<string, NodeResult>,
+): Promise<{ figures: RunFigures; identical: boolean }> {
+  const started = performance.now();
+  const [pool, engine] = await Promise.all([
+    GenerationPool.start({ fleet, threads }),
+    Promise.resolve(GenerationEngine.fromFleet(fleet)),
+  ]);
+  try {
+    const regeneration = await regenerateInParallel(engine, pool);
+    return {
+      figures: {
+        applyMs: 0,
+        regenerateMs: performance.now() - started,
+        affected: regeneration.candidates,
+        recomputed: regeneration.recomputed,
+        changed: regeneration.changed.length,
+      },
+      identical: [...reference].every(([nodeId, result]) => {
+        const parallel = engine.result(nodeId);
+        return parallel?.hash === result.hash && parallel.status === result.status;
+      }),
+    };
+  } finally {
+    await pool.close();
+  }
 }
 
 interface RunFigures {

@@ -14,6 +14,7 @@ interface BenchCommandOptions {
   readonly scenario: readonly string[];
   readonly out: string;
   readonly naive: boolean;
+  readonly threads: number;
 }
 
 function positiveInteger(value: string): number {
@@ -40,6 +41,11 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         .argParser(collect)
         .default([]),
     )
+    .addOption(
+      new Option('--threads <n>', 'worker threads for the parallel full generation (1: none)')
+        .argParser(positiveInteger)
+        .default(availableParallelism()),
+    )
     .option('--no-naive', 'skip the naive figure (a full regeneration after each change)')
     .addOption(new Option('-o, --out <file>', 'where to write the JSON report').default('bench-results.json'))
     .action(async (options: BenchCommandOptions) => {
@@ -47,12 +53,13 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
       if (unknown.length > 0)
         throw new InputError(`unknown scenario ${unknown.join(', ')} (one of ${scenarioNames().join(', ')})`);
       const machine = { cpus: availableParallelism(), loadAverage: loadavg(), node: process.version };
-      const report = runBench(
+      const report = await runBench(
         {
           nodes: options.nodes,
           seed: options.seed,
           scenarios: options.scenario,
           skipNaive: !options.naive,
+          threads: options.threads,
           onProgress: (message) => writeLine(streams.stderr, `bench: ${message}`),
         },
         machine,

@@ -116,16 +116,14 @@ describe('the incremental engine', () => {
       upsert: { rules: [rule('r-new', ['d-missing'])], nodes: [{ id: 'n4', hostname: 'n4' }] },
       delete: { directives: ['d1'] },
     });
-    expect(outcome.ok).toBe(false);
-    expect(outcome.revision).toBe(0);
-    if (!outcome.ok) {
-      expect(outcome.issues).toEqual(
-        expect.arrayContaining([
-          { path: '$.upsert.rules[0].directives[0]', message: 'unknown directive d-missing' },
-          { path: '$.delete.directives[0]', message: 'rules[r-all].directives[0]: unknown directive d1' },
-        ]),
-      );
-    }
+    expect(outcome).toMatchObject({
+      ok: false,
+      revision: 0,
+      issues: expect.arrayContaining([
+        { path: '$.upsert.rules[0].directives[0]', message: 'unknown directive d-missing' },
+        { path: '$.delete.directives[0]', message: 'rules[r-all].directives[0]: unknown directive d1' },
+      ]),
+    });
     expect(engine.compiled.nodes.has('n4')).toBe(false);
     expect(engine.pendingNodes()).toEqual([]);
   });

@@ -85,6 +85,12 @@ export class ValueIndex {
 
   candidates(criterion: ValueCriterion): Candidates | undefined {
     const { op, value } = criterion;
+    if (op === 'exists') {
+      const ids = new Set<string>();
+      for (const nodes of this.textIndexFor(keyOf(criterion)).values())
+        for (const nodeId of nodes) ids.add(nodeId);
+      return { ids, size: ids.size, exact: true };
+    }
     if (value === undefined) return undefined;
     if (op === 'eq' || op === 'in') {
       if (op === 'in' && !Array.isArray(value)) return undefined;
@@ -97,6 +103,17 @@ export class ValueIndex {
       const ids = new Set<string>();
       for (const candidate of values)
         for (const nodeId of index.get(textOf(candidate)) ?? []) ids.add(nodeId);
+      return { ids, size: ids.size, exact: true };
+    }
+    if (op === 'regex' || op === 'neq') {
+      // One test per distinct value, not per node: criteria compare values by their text.
+      const index = this.textIndexFor(keyOf(criterion));
+      const regex = op === 'regex' ? new RegExp(String(value)) : undefined;
+      const expected = textOf(value);
+      const ids = new Set<string>();
+      for (const [text, nodes] of index) {
+        if (regex ? regex.test(text) : text !== expected) for (const nodeId of nodes) ids.add(nodeId);
+      }
       return { ids, size: ids.size, exact: true };
     }
     if ((op === 'lt' || op === 'le' || op === 'gt' || op === 'ge') && typeof value === 'number') {
@@ -240,6 +257,18 @@ export function isMember(group: Group, node: FleetNode, context: MembershipConte
   return 'all' in group.criteria ? list.every(test) : list.some(test);
 }
 
+/** Members of an `any` meet one of its criteria: the union of what each may select, if each can say. */
+function anyCandidates(list: readonly Criterion[], context: MembershipContext): Set<string> | undefined {
+  const union = new Set<string>();
+  for (const criterion of list) {
+    const found =
+      'group' in criterion ? context.members.get(criterion.group) : context.values.candidates(criterion)?.ids;
+    if (!found) return undefined;
+    for (const nodeId of found) union.add(nodeId);
+  }
+  return union;
+}
+
 function meets(criterion: Criterion, node: FleetNode, context: MembershipContext): boolean {
   return 'group' in criterion
     ? (context.members.get(criterion.group)?.has(node.id) ?? false)
@@ -281,6 +310,7 @@ export function evaluateMembers(
       return result;
     }
   }
+  if ('any' in group.criteria) candidates = anyCandidates(list, context) ?? candidates;
   for (const nodeId of candidates) {
     if (result.has(nodeId)) continue;
     const node = context.nodes.get(nodeId);
