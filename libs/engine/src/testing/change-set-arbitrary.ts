@@ -127,6 +127,9 @@ const criterion = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...INVALID_CRITERIA) },
 );
 
+const FACT_NAMES = ['os', 'arch', 'ram', 'role'] as const;
+type FactName = (typeof FACT_NAMES)[number];
+
 const factsBlueprint = fc.record({
   os: fc.nat({ max: OPERATING_SYSTEMS.length - 1 }),
   arch: fc.constantFrom('x86_64', 'aarch64', undefined),
@@ -198,7 +201,7 @@ const groupBody = fc.record({
 
 /** One change of the configuration, interpreted against it by `interpretChangeSet`. */
 export type Mutation =
-  | { kind: 'nodeFacts'; node: number; facts: FactsBlueprint }
+  | { kind: 'nodeFacts'; node: number; facts: FactsBlueprint; only: FactName | undefined }
   | { kind: 'nodeProperty'; node: number; property: PropertyChange }
   | { kind: 'nodeState'; node: number; state: (typeof STATES)[number] }
   | { kind: 'nodePolicyServer'; node: number; server: number; unknown: boolean }
@@ -292,6 +295,7 @@ export type Mutation =
       mode: 'all' | 'any';
       criteria: CriterionInput[];
       keepParents: boolean;
+      edit: 'replace' | 'append' | 'drop';
     }
   | { kind: 'groupNodes'; group: number; nodes: number[] }
   | { kind: 'groupProperty'; group: number; property: PropertyChange }
@@ -331,7 +335,12 @@ const m = <K extends MutationKind>(kind: K) => kind;
 const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[] = [
   {
     weight: 6,
-    arbitrary: fc.record({ kind: fc.constant(m('nodeFacts')), node: pick, facts: factsBlueprint }),
+    arbitrary: fc.record({
+      kind: fc.constant(m('nodeFacts')),
+      node: pick,
+      facts: factsBlueprint,
+      only: fc.option(fc.constantFrom(...FACT_NAMES), { nil: undefined }),
+    }),
   },
   {
     weight: 5,
@@ -542,6 +551,7 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       mode: fc.constantFrom('all' as const, 'any' as const),
       criteria: fc.array(criterion, { maxLength: 3 }),
       keepParents: rarely(70),
+      edit: fc.constantFrom('replace' as const, 'append' as const, 'drop' as const),
     }),
   },
   {
@@ -1110,7 +1120,14 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'nodeFacts': {
       const node = at(nodes, mutation.node);
       if (!node) return false;
-      node.facts = factsOf(mutation.facts);
+      const facts = factsOf(mutation.facts);
+      if (mutation.only === undefined) node.facts = facts;
+      else {
+        // One fact changed, the others kept: the value indexes see a value move, not a new node.
+        node.facts = { ...node.facts };
+        if (facts[mutation.only] === undefined) delete node.facts[mutation.only];
+        else node.facts[mutation.only] = facts[mutation.only];
+      }
       working.touch('nodes', node);
       return true;
     }
@@ -1461,10 +1478,23 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'groupCriteria': {
       const group = at(groups, mutation.group);
       if (!group) return false;
-      const list: CriterionInput[] = clone(mutation.criteria);
-      if (mutation.keepParents) list.push(...criteriaList(group).filter((criterion) => 'group' in criterion));
+      // Replaced whole, or edited by one criterion: a group keeps being evaluated on what it tested.
+      const current = criteriaList(group);
+      let list: CriterionInput[];
+      if (mutation.edit === 'append') list = [...current, ...clone(mutation.criteria.slice(0, 1))];
+      else if (mutation.edit === 'drop') list = current.slice(1);
+      else {
+        list = clone(mutation.criteria);
+        if (mutation.keepParents) list.push(...current.filter((criterion) => 'group' in criterion));
+      }
+      const mode =
+        mutation.edit === 'replace'
+          ? mutation.mode
+          : group.criteria && 'any' in group.criteria
+            ? 'any'
+            : 'all';
       if (list.length === 0) delete group.criteria;
-      else group.criteria = mutation.mode === 'all' ? { all: list } : { any: list };
+      else group.criteria = mode === 'all' ? { all: list } : { any: list };
       working.touch('groups', group);
       return true;
     }

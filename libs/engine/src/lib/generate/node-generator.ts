@@ -10,7 +10,7 @@ import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
 import { groupLevels, levelGroups, nodeProperties } from '../properties/inherit';
-import type { PolicyContext, RenderedPolicy } from '../render/node-files';
+import type { PolicyContext, QuotedLayout } from '../render/node-files';
 import {
   DIRECTIVES_CSV_FILE,
   directivesCsvLines,
@@ -19,7 +19,8 @@ import {
   policyLayout,
   PROMISES_FILE,
   PROPERTIES_FILE,
-  promisesCfOf,
+  quotedLayout,
+  quotedPromisesCfOf,
   propertiesFileOf,
   renderPolicy,
   SYSTEM_BUNDLES_FILE,
@@ -106,7 +107,7 @@ interface PolicyValues {
   readonly files: Map<string, readonly BundleFile[]>;
 }
 
-type PolicyShape = Omit<RenderedPolicy, 'files'> & { readonly csv: string };
+type PolicyShape = QuotedLayout & { readonly csv: string };
 
 interface Levels {
   readonly serial: number;
@@ -464,7 +465,7 @@ export class NodeGenerator {
       edges: graph.edges,
       errorsBefore: formed.errors,
       errorsAfter: [...graph.errors, ...ordered.errors],
-      promises: digestOf(bundleFile(PROMISES_FILE, promisesCfOf(shapes))),
+      promises: digestOf(bundleFile(PROMISES_FILE, quotedPromisesCfOf(shapes))),
       csv: digestOf(bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join(''))),
     };
   }
@@ -546,7 +547,7 @@ const policyShapes = new WeakMap<FormedPolicy, PolicyShape>();
 function shapeOf(policy: FormedPolicy): PolicyShape {
   let shape = policyShapes.get(policy);
   if (!shape) {
-    shape = { ...policyLayout(policy), csv: directivesCsvLines(policy) };
+    shape = { ...quotedLayout(policyLayout(policy)), csv: directivesCsvLines(policy) };
     policyShapes.set(policy, shape);
   }
   return shape;
@@ -556,7 +557,7 @@ function shapeOf(policy: FormedPolicy): PolicyShape {
 function planFiles(plan: NodePlan): BundleFile[] {
   const planShapes = plan.policies.map((planned) => shapeOf(planned.policy));
   return [
-    bundleFile(PROMISES_FILE, promisesCfOf(planShapes)),
+    bundleFile(PROMISES_FILE, quotedPromisesCfOf(planShapes)),
     bundleFile(DIRECTIVES_CSV_FILE, planShapes.map((shape) => shape.csv).join('')),
   ];
 }

@@ -1,7 +1,7 @@
 import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeError } from '../generate/types';
 import type { Directive, PolicyGeneration, Rule, Technique } from '../model/fleet';
-import { compareCaseInsensitive, compareCodeUnits } from '../text/compare';
+import { compareCodeUnits, foldCase } from '../text/compare';
 
 /** A (rule, directive) pair applied on a node (semantics.md §1). */
 export interface Draft {
@@ -24,23 +24,40 @@ export interface FormedPolicy {
   readonly positionDraft: Draft;
 }
 
-function tieBreak(a: Draft, b: Draft): number {
-  return (
-    compareCodeUnits(
-      `${a.technique.version}_${a.directive.id}`,
-      `${b.technique.version}_${b.directive.id}`,
-    ) ||
-    // The same directive through two rules of the same name: the rule id makes the order total.
-    compareCodeUnits(a.rule.id, b.rule.id)
-  );
+/** What `namesOnly` compares, computed once per draft: names folded as Java folds them, then the tie-break. */
+interface DraftNames {
+  readonly rule: string;
+  readonly directive: string;
+  readonly tie: string;
+  readonly ruleId: string;
+}
+
+const draftNames = new WeakMap<Draft, DraftNames>();
+
+function namesOf(draft: Draft): DraftNames {
+  let names = draftNames.get(draft);
+  if (!names) {
+    names = {
+      rule: foldCase(draft.rule.name),
+      directive: foldCase(draft.directive.name),
+      tie: `${draft.technique.version}_${draft.directive.id}`,
+      // The same directive through two rules of the same name: the rule id makes the order total.
+      ruleId: draft.rule.id,
+    };
+    draftNames.set(draft, names);
+  }
+  return names;
 }
 
 /** (rule name, directive name), case-insensitive, then the tie-break. */
 export function namesOnly(a: Draft, b: Draft): number {
+  const left = namesOf(a);
+  const right = namesOf(b);
   return (
-    compareCaseInsensitive(a.rule.name, b.rule.name) ||
-    compareCaseInsensitive(a.directive.name, b.directive.name) ||
-    tieBreak(a, b)
+    compareCodeUnits(left.rule, right.rule) ||
+    compareCodeUnits(left.directive, right.directive) ||
+    compareCodeUnits(left.tie, right.tie) ||
+    compareCodeUnits(left.ruleId, right.ruleId)
   );
 }
 

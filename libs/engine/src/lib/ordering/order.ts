@@ -41,9 +41,27 @@ export function buildPolicyGraph(
   metaparametersOf: (directiveId: string) => RelationshipSource,
   fleetRelationships: readonly { readonly from: string; readonly to: string; readonly kind: '->' | '~>' }[],
 ): PolicyGraph {
+  const related = (draft: Draft): boolean => {
+    const relations = metaparametersOf(draft.directive.id);
+    return (
+      relations.before.length +
+        relations.require.length +
+        relations.notify.length +
+        relations.subscribe.length >
+      0
+    );
+  };
   const policyOf = new Map<string, string>();
   for (const policy of policies)
     for (const draft of policy.drafts) policyOf.set(draft.directive.id, policy.id);
+  // Most policies have no relationship at all: nothing to build then.
+  if (
+    !policies.some((policy) => policy.drafts.some(related)) &&
+    !fleetRelationships.some(
+      (relationship) => policyOf.has(relationship.from) && policyOf.has(relationship.to),
+    )
+  )
+    return { edges: [], errors: [], warnings: [] };
   const edges: PolicyEdge[] = [];
   const errors: NodeError[] = [];
   const warnings: string[] = [];

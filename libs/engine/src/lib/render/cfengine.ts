@@ -137,11 +137,16 @@ export function renderMethodsCall(
 }
 
 export function renderPromisesCf(inputs: readonly string[], bundlesequence: readonly string[]): string {
+  return renderQuotedPromisesCf(inputs.map(quote), bundlesequence.map(quote));
+}
+
+/** promises.cf from inputs and bundle names quoted already (a policy's are quoted once, not per node). */
+export function renderQuotedPromisesCf(inputs: readonly string[], bundlesequence: readonly string[]): string {
   return [
     'body common control',
     '{',
-    `    inputs => { ${inputs.map(quote).join(', ')} };`,
-    `    bundlesequence => { ${bundlesequence.map(quote).join(', ')} };`,
+    `    inputs => { ${inputs.join(', ')} };`,
+    `    bundlesequence => { ${bundlesequence.join(', ')} };`,
     '}',
     '',
   ].join('\n');

@@ -11,7 +11,8 @@ import {
   REPAIRED_CLASS_BODY,
   renderAgentBundle,
   renderMethodsCall,
-  renderPromisesCf,
+  quote,
+  renderQuotedPromisesCf,
   renderSystemBundles,
   SYSTEM_BUNDLES,
   SYSTEM_LIBRARY,
@@ -146,9 +147,26 @@ export const DIRECTIVES_CSV_FILE = `${ROOT}/rudder-directives.csv`;
 
 /** promises.cf of a node whose policies render as given, in apply order. */
 export function promisesCfOf(rendered: readonly Omit<RenderedPolicy, 'files'>[]): string {
-  return renderPromisesCf(
-    [...SYSTEM_INPUTS, ...rendered.flatMap((policy) => policy.inputs)],
-    [...SYSTEM_BUNDLES, ...rendered.map((policy) => policy.bundle)],
+  return quotedPromisesCfOf(rendered.map(quotedLayout));
+}
+
+/** A policy's inputs and bundle name, quoted for promises.cf. */
+export interface QuotedLayout {
+  readonly inputs: readonly string[];
+  readonly bundle: string;
+}
+
+export function quotedLayout(layout: Omit<RenderedPolicy, 'files'>): QuotedLayout {
+  return { inputs: layout.inputs.map(quote), bundle: quote(layout.bundle) };
+}
+
+const QUOTED_SYSTEM_INPUTS = SYSTEM_INPUTS.map(quote);
+const QUOTED_SYSTEM_BUNDLES = SYSTEM_BUNDLES.map(quote);
+
+export function quotedPromisesCfOf(layouts: readonly QuotedLayout[]): string {
+  return renderQuotedPromisesCf(
+    [...QUOTED_SYSTEM_INPUTS, ...layouts.flatMap((layout) => layout.inputs)],
+    [...QUOTED_SYSTEM_BUNDLES, ...layouts.map((layout) => layout.bundle)],
   );
 }
 

@@ -29,6 +29,17 @@ export function compareCodeUnits(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/**
+ * A string whose code-unit order is Java's `CASE_INSENSITIVE_ORDER` of the original:
+ * `compareCodeUnits(foldCase(a), foldCase(b)) === compareCaseInsensitive(a, b)`, unit by unit.
+ */
+export function foldCase(text: string): string {
+  let folded = '';
+  for (let index = 0; index < text.length; index++)
+    folded += String.fromCharCode(toLowerUnit(toUpperUnit(text.charCodeAt(index))));
+  return folded;
+}
+
 function toUpperUnit(unit: number): number {
   const upper = String.fromCharCode(unit).toUpperCase();
   return upper.length === 1 ? upper.charCodeAt(0) : unit;
