@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildCli, removeDir, runCli, tempDir } from '../testing/cli-harness';
+
+interface Report {
+  readonly fleet: { readonly nodes: number; readonly failedNodes: number };
+  readonly scenarios: readonly {
+    readonly scenario: string;
+    readonly affected: number;
+    readonly recomputed: number;
+    readonly changed: number;
+    readonly naiveMs: number | null;
+  }[];
+}
+
+/** A tiny run: that the benchmark works end to end, not how fast (no timing is asserted). */
+describe('policygen bench', () => {
+  let dir: string;
+
+  beforeAll(() => buildCli());
+  beforeEach(() => {
+    dir = tempDir('bench');
+  });
+  afterEach(() => removeDir(dir));
+
+  it('runs the scenarios on a small synthetic fleet and reports each in a table and a JSON file', () => {
+    const out = join(dir, 'bench.json');
+    const result = runCli([
+      'bench',
+      '--nodes',
+      '1500',
+      '--threads',
+      '2',
+      '--scenario',
+      'full',
+      '--scenario',
+      'node-property',
+      '--scenario',
+      'node-facts',
+      '--scenario',
+      'directive-10pct',
+      '--out',
+      out,
+    ]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(
+      /^scenario +change sets +engine ms +affected +recomputed +changed +naive ms/m,
+    );
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    expect(report.fleet).toMatchObject({ nodes: 1500, failedNodes: 0 });
+    const byName = new Map(report.scenarios.map((scenario) => [scenario.scenario, scenario]));
+    expect([...byName.keys()]).toEqual([
+      'full',
+      'full-parallel',
+      'node-property',
+      'node-facts',
+      'directive-10pct',
+    ]);
+    expect(byName.get('full')).toMatchObject({ recomputed: 1500, changed: 1500 });
+    expect(byName.get('full-parallel')).toMatchObject({ recomputed: 1500, changed: 1500 });
+    expect(byName.get('node-property')).toMatchObject({ affected: 1, recomputed: 1, changed: 1 });
+    expect(byName.get('node-facts')).toMatchObject({ affected: 1, recomputed: 1, changed: 1 });
+    const tenPercent = byName.get('directive-10pct');
+    expect(tenPercent?.affected).toBeGreaterThan(100);
+    expect(tenPercent?.affected).toBeLessThan(200);
+    expect(tenPercent?.naiveMs).toEqual(expect.any(Number));
+  });
+
+  it('exits 2 on an unknown scenario', () => {
+    const result = runCli(['bench', '--nodes', '1000', '--scenario', 'nope', '--out', join(dir, 'b.json')]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('unknown scenario nope');
+  });
+});
