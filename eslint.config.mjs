@@ -62,6 +62,8 @@ export default [
       // Integration tests never skip silently: a disabled or focused test is an error.
       'jest/no-disabled-tests': 'error',
       'jest/no-focused-tests': 'error',
+      // Helpers named expect… assert too (property-based tests call them inside fc.assert).
+      'jest/expect-expect': ['warn', { assertFunctionNames: ['expect', 'expect*'] }],
     },
   },
   prettier,

@@ -38,6 +38,7 @@ function trees(out: string): Record<string, string> {
 const node = (id: string, properties: Record<string, unknown> = {}) => ({
   id,
   hostname: `${id}.example.com`,
+  policyServer: 'root',
   facts: { os: { name: 'Debian', version: '12' } },
   properties,
 });
