@@ -23,7 +23,6 @@ import { DIRECTIVE_NAMES, RULE_NAMES, TRICKY_VALUES } from './fleet-arbitrary';
  * exercised without dominating.
  */
 
-type TargetInput = Target;
 type CriterionInput =
   NonNullable<GroupInput['criteria']> extends infer C ? (C extends { all: (infer I)[] } ? I : never) : never;
 type PromiseInput = NonNullable<TechniqueInput['promises']>[number];
@@ -84,7 +83,7 @@ const parameterValue: fc.Arbitrary<Json> = fc.oneof(
   },
 );
 
-/** Criteria of dynamic groups; the last two are invalid (a broken regex, a missing value). */
+/** Criteria of dynamic groups: on facts (numbers, versions, text) and on the node's own properties. */
 const CRITERIA: readonly CriterionInput[] = [
   { fact: 'os.name', op: 'eq', value: 'Debian' },
   { fact: 'os.name', op: 'in', value: ['Ubuntu', 'RHEL'] },
@@ -102,6 +101,7 @@ const CRITERIA: readonly CriterionInput[] = [
   { property: 'role', op: 'in', value: ['a', 'b'] },
   { property: 'shared', op: 'neq', value: 'a' },
 ];
+/** Drawn rarely: a broken regex, a missing value. */
 const INVALID_CRITERIA: readonly CriterionInput[] = [
   { fact: 'os.name', op: 'regex', value: '(' },
   { fact: 'arch', op: 'eq' },
@@ -133,8 +133,12 @@ type FactName = (typeof FACT_NAMES)[number];
 const factsBlueprint = fc.record({
   os: fc.nat({ max: OPERATING_SYSTEMS.length - 1 }),
   arch: fc.constantFrom('x86_64', 'aarch64', undefined),
-  // Numbers mostly; strings that read as numbers, or do not, go through the other comparisons.
-  ram: fc.constantFrom<Json | undefined>(1, 4, 8, 16, 8, 16, '8', '4.5', '16GB', true, undefined),
+  // Numbers mostly (an index over numbers answers the range criteria alone); rarely strings that
+  // read as numbers, or do not, and a boolean, which the criteria must test one by one.
+  ram: fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom<Json | undefined>(1, 4, 8, 16, undefined) },
+    { weight: 1, arbitrary: fc.constantFrom<Json | undefined>('8', '4.5', '16GB', true) },
+  ),
   role: fc.constantFrom('web', 'db', undefined),
 });
 
@@ -295,7 +299,7 @@ export type Mutation =
       mode: 'all' | 'any';
       criteria: CriterionInput[];
       keepParents: boolean;
-      edit: 'replace' | 'append' | 'drop';
+      edit: 'replace' | 'append' | 'drop' | 'rotate';
     }
   | { kind: 'groupNodes'; group: number; nodes: number[] }
   | { kind: 'groupProperty'; group: number; property: PropertyChange }
@@ -551,7 +555,7 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       mode: fc.constantFrom('all' as const, 'any' as const),
       criteria: fc.array(criterion, { maxLength: 3 }),
       keepParents: rarely(70),
-      edit: fc.constantFrom('replace' as const, 'append' as const, 'drop' as const),
+      edit: fc.constantFrom('replace' as const, 'append' as const, 'drop' as const, 'rotate' as const),
     }),
   },
   {
@@ -1042,7 +1046,7 @@ function policyServers(working: Working): string[] {
   return ['root', ...working.list('relays').map((relay) => relay.id)];
 }
 
-function resolveTarget(working: Working, target: TargetBlueprint): TargetInput {
+function resolveTarget(working: Working, target: TargetBlueprint): Target {
   if ('leaf' in target) {
     switch (target.leaf) {
       case 'all':
@@ -1069,10 +1073,10 @@ function resolveTarget(working: Working, target: TargetBlueprint): TargetInput {
 }
 
 /** The target with every leaf mapped; `undefined` from the mapper keeps the leaf. */
-function mapTarget(target: TargetInput, leaf: (value: string) => string | undefined): TargetInput {
+function mapTarget(target: Target, leaf: (value: string) => string | undefined): Target {
   if (typeof target === 'string') return leaf(target) ?? target;
-  if (Array.isArray(target)) return target.map((inner: TargetInput) => mapTarget(inner, leaf));
-  const composite = target as Exclude<TargetInput, string | readonly TargetInput[]>;
+  if (Array.isArray(target)) return target.map((inner: Target) => mapTarget(inner, leaf));
+  const composite = target as Exclude<Target, string | readonly Target[]>;
   if ('or' in composite) return { or: composite.or.map((inner) => mapTarget(inner, leaf)) };
   if ('and' in composite) return { and: composite.and.map((inner) => mapTarget(inner, leaf)) };
   return {
@@ -1478,10 +1482,13 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
     case 'groupCriteria': {
       const group = at(groups, mutation.group);
       if (!group) return false;
-      // Replaced whole, or edited by one criterion: a group keeps being evaluated on what it tested.
+      // Replaced whole, or edited by one criterion (the group is evaluated again on what it tested
+      // before), or `rotate`: the same criteria in another order (or one twice), the same members.
       const current = criteriaList(group);
       let list: CriterionInput[];
       if (mutation.edit === 'append') list = [...current, ...clone(mutation.criteria.slice(0, 1))];
+      else if (mutation.edit === 'rotate')
+        list = current.length > 1 ? [...current.slice(1), ...current.slice(0, 1)] : [...current, ...current];
       else if (mutation.edit === 'drop') list = current.slice(1);
       else {
         list = clone(mutation.criteria);
