@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions, Fleet, ParsedChangeSet } from '@policygen/engine';
-import { poolKeyPrefix, PROTOCOL_VERSION } from './protocol';
+import { ownerOf, poolKeyPrefix, PROTOCOL_VERSION } from './protocol';
 import type {
   ComputeEntry,
   ComputeOutput,
@@ -188,10 +188,13 @@ export class GenerationPool {
     const workerFile = workerFileOf(options.workerFile);
     const id = randomUUID();
     const workers: Worker[] = [];
+    const fleetJson = JSON.stringify(options.fleet);
     try {
       for (let index = 0; index < threads; index++) {
         const workerData: WorkerInit = {
-          fleet: options.fleet,
+          fleetJson,
+          thread: index,
+          threads,
           engine: options.engine ?? {},
           keyPrefix: `${poolKeyPrefix(id)}${index}:`,
         };
@@ -266,10 +269,18 @@ export class GenerationPool {
     onChunk: (chunk: ComputeOutput) => void,
   ): Promise<void> {
     const revision = this.currentRevision;
-    const chunks = chunksOf(nodeIds, this.chunkSizeFor(nodeIds.length)).map((chunk): Part[] => [
-      { nodes: chunk.map((nodeId) => ({ nodeId })) },
-    ]);
-    return this.serially(() => this.runChunks(chunks, options, false, revision, onChunk));
+    const idChunks = chunksOf(nodeIds, this.chunkSizeFor(nodeIds.length));
+    const chunks = idChunks.map((chunk) => this.partsOf(chunk.map((nodeId) => ({ nodeId }))));
+    let delivered = 0;
+    // Each worker answers for its own nodes: put a chunk's results back in the order asked.
+    const inOrder = (chunk: WorkerOutput): void => {
+      const ids = idChunks[delivered++] ?? [];
+      const rank = new Map(ids.map((nodeId, index) => [nodeId, index]));
+      const byRank = <T extends { nodeId: string }>(a: T, b: T): number =>
+        (rank.get(a.nodeId) ?? 0) - (rank.get(b.nodeId) ?? 0);
+      onChunk({ results: [...chunk.results].sort(byRank), bundles: [...chunk.bundles].sort(byRank) });
+    };
+    return this.serially(() => this.runChunks(chunks, options, false, revision, inOrder));
   }
 
   /**
@@ -304,26 +315,23 @@ export class GenerationPool {
     );
   }
 
-  /** Splits a chunk by the worker that holds each node's result; nodes held by none go to any. */
+  /**
+   * Splits a chunk by the worker each node belongs to (`ownerOf`); a held key that worker made is
+   * passed on so it can skip the node, any other is dropped.
+   */
   private partsOf(entries: readonly RegenerationEntry[]): Part[] {
-    const free: ComputeEntry[] = [];
     const owned = new Map<number, ComputeEntry[]>();
     for (const { nodeId, heldKey } of entries) {
-      const owner = heldKey === undefined ? undefined : this.ownerOf(heldKey);
-      if (!owner) {
-        free.push({ nodeId });
-        continue;
-      }
-      let nodes = owned.get(owner.thread);
-      if (!nodes) owned.set(owner.thread, (nodes = []));
-      nodes.push({ nodeId, heldKey: owner.key });
+      const thread = ownerOf(nodeId, this.threads.length);
+      const held = heldKey === undefined ? undefined : this.heldBy(heldKey);
+      let nodes = owned.get(thread);
+      if (!nodes) owned.set(thread, (nodes = []));
+      nodes.push(held?.thread === thread ? { nodeId, heldKey: held.key } : { nodeId });
     }
-    const parts: Part[] = [...owned].map(([thread, nodes]) => ({ thread, nodes }));
-    if (free.length > 0) parts.push({ nodes: free });
-    return parts;
+    return [...owned].map(([thread, nodes]) => ({ thread, nodes }));
   }
 
-  private ownerOf(heldKey: string): { thread: number; key: string } | undefined {
+  private heldBy(heldKey: string): { thread: number; key: string } | undefined {
     const prefix = poolKeyPrefix(this.id);
     if (!heldKey.startsWith(prefix)) return undefined;
     const rest = heldKey.slice(prefix.length);

@@ -1,15 +1,19 @@
-import type { EngineOptions, Fleet, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
+import type { EngineOptions, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
 
 /**
  * Bumped whenever the messages below change, so a pool refuses a worker script built from older
  * sources instead of misreading it.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** The worker's `workerData`: cloned into each worker once, when it starts. */
 export interface WorkerInit {
-  readonly fleet: Fleet;
+  /** The fleet as JSON text: one string copies to a thread far faster than a graph of 100,000 objects. */
+  readonly fleetJson: string;
   readonly engine: EngineOptions;
+  /** This worker's share of the nodes: those `ownerOf` gives to `thread` of `threads`. */
+  readonly thread: number;
+  readonly threads: number;
   /** Prefixes the inputsKey of every result this worker computes (see `poolKeyPrefix`). */
   readonly keyPrefix: string;
 }
@@ -71,4 +75,17 @@ export type WorkerReply =
  */
 export function poolKeyPrefix(poolId: string): string {
   return `worker:${poolId}:`;
+}
+
+/**
+ * The worker a node belongs to, by a hash of its id: always the same one, so each worker indexes
+ * and caches only its own share of the fleet (memberships and targets are per node).
+ */
+export function ownerOf(nodeId: string, threads: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < nodeId.length; index++) {
+    hash ^= nodeId.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % threads;
 }

@@ -2,8 +2,8 @@
 // tools/build/bundle-cli.mjs. It is never imported by the library.
 import { parentPort, workerData } from 'node:worker_threads';
 import { GenerationEngine } from '@policygen/engine';
-import type { NodeBundle, NodeResult } from '@policygen/engine';
-import { PROTOCOL_VERSION } from '../lib/protocol';
+import type { Fleet, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
+import { ownerOf, PROTOCOL_VERSION } from '../lib/protocol';
 import type { WorkerInit, WorkerOutput, WorkerReply, WorkerRequest } from '../lib/protocol';
 
 const port = parentPort;
@@ -11,7 +11,20 @@ if (!port) throw new Error('generation-worker.js runs as a worker thread of a Ge
 
 const init = workerData as WorkerInit;
 // A worker belongs to exactly one pool, so its one engine is the pool's: no key needed.
-const engine = GenerationEngine.fromFleet(init.fleet, init.engine);
+const mine = (nodeId: string): boolean => ownerOf(nodeId, init.threads) === init.thread;
+const fleet = JSON.parse(init.fleetJson) as Fleet;
+const engine = GenerationEngine.fromFleet(
+  { ...fleet, nodes: fleet.nodes.filter((node) => mine(node.id)) },
+  init.engine,
+);
+
+/** A change set with only this worker's nodes: the others are indexed by their own workers. */
+function share(change: ParsedChangeSet): ParsedChangeSet {
+  return {
+    upsert: { ...change.upsert, nodes: change.upsert.nodes.filter((node) => mine(node.id)) },
+    delete: { ...change.delete, nodes: change.delete.nodes.filter(mine) },
+  };
+}
 
 function reply(message: WorkerReply): void {
   port?.postMessage(message);
@@ -19,7 +32,7 @@ function reply(message: WorkerReply): void {
 
 function handle(request: WorkerRequest): WorkerOutput | undefined {
   if (request.kind === 'apply') {
-    engine.applyValid(request.change);
+    engine.applyValid(share(request.change));
     if (engine.revision !== request.revision) {
       throw new Error(`worker engine reached revision ${engine.revision}, expected ${request.revision}`);
     }

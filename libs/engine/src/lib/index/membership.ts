@@ -257,6 +257,13 @@ export function isMember(group: Group, node: FleetNode, context: MembershipConte
   return 'all' in group.criteria ? list.every(test) : list.some(test);
 }
 
+/** What an index says of a criterion: a group's members, or the value index's candidates. */
+function candidatesOf(criterion: Criterion, context: MembershipContext): Candidates | undefined {
+  if (!('group' in criterion)) return context.values.candidates(criterion);
+  const members = context.members.get(criterion.group);
+  return members && { ids: members, size: members.size, exact: true };
+}
+
 /** Members of an `any` meet one of its criteria: the union of what each may select, if each can say. */
 function anyCandidates(list: readonly Criterion[], context: MembershipContext): Set<string> | undefined {
   const union = new Set<string>();
@@ -287,25 +294,26 @@ export function evaluateMembers(
   if (!group.criteria || list.length === 0) return result;
   let candidates: Iterable<string> = nodeIds;
   if ('all' in group.criteria) {
-    let smallest: Candidates | undefined;
-    let selective: Criterion | undefined;
-    for (const criterion of list) {
-      let found: Candidates | undefined;
-      if ('group' in criterion) {
-        const members = context.members.get(criterion.group);
-        if (members) found = { ids: members, size: members.size, exact: true };
-      } else found = context.values.candidates(criterion);
-      if (found && (!smallest || found.size < smallest.size)) {
-        smallest = found;
-        selective = criterion;
-      }
-    }
-    if (smallest) {
-      // Candidates an exact index gave meet its criterion: only the others are left to test.
-      const rest = smallest.exact ? list.filter((criterion) => criterion !== selective) : list;
-      for (const nodeId of smallest.ids) {
+    const found = list.map((criterion) => candidatesOf(criterion, context));
+    let smallest = -1;
+    found.forEach((candidates, index) => {
+      if (candidates && (smallest < 0 || candidates.size < (found[smallest] as Candidates).size))
+        smallest = index;
+    });
+    if (smallest >= 0) {
+      // A node the smallest set holds meets the other criteria with an exact set when those hold it.
+      const checks = list.flatMap((criterion, index): ((nodeId: string, node: FleetNode) => boolean)[] => {
+        const candidates = found[index];
+        if (index === smallest && candidates?.exact) return [];
+        if (candidates?.exact && candidates.ids instanceof Set) {
+          const ids = candidates.ids;
+          return [(nodeId) => ids.has(nodeId)];
+        }
+        return [(_nodeId, node) => meets(criterion, node, context)];
+      });
+      for (const nodeId of (found[smallest] as Candidates).ids) {
         const node = context.nodes.get(nodeId);
-        if (node && rest.every((criterion) => meets(criterion, node, context))) result.add(nodeId);
+        if (node && checks.every((check) => check(nodeId, node))) result.add(nodeId);
       }
       return result;
     }

@@ -59,17 +59,17 @@ export function evaluateTarget(target: Target, context: TargetContext): Set<stri
   if ('or' in composite) return union(composite.or.map((inner) => evaluateTarget(inner, context)));
   if ('and' in composite) {
     // An empty intersection is every node (semantics.md §1).
-    let result = new Set(context.nodeIds);
+    const result = new Set(context.nodeIds);
     for (const inner of composite.and) {
       const set = evaluateTarget(inner, context);
-      result = new Set([...result].filter((nodeId) => set.has(nodeId)));
+      for (const nodeId of result) if (!set.has(nodeId)) result.delete(nodeId);
     }
     return result;
   }
   const included = evaluateTarget(composite.include, context);
   if (composite.exclude === undefined) return included;
-  const excluded = evaluateTarget(composite.exclude, context);
-  return new Set([...included].filter((nodeId) => !excluded.has(nodeId)));
+  for (const nodeId of evaluateTarget(composite.exclude, context)) included.delete(nodeId);
+  return included;
 }
 
 /** Whether a target selects one node: `evaluateTarget(...).has(node.id)` without the whole set. */
