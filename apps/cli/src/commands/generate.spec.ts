@@ -117,7 +117,7 @@ describe('policygen generate', () => {
     expect(result.status).toBe(1);
     const summary = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(summary).sort()).toEqual(
-      ['durationMs', 'failed', 'failures', 'hashes', 'ignored', 'nodes', 'ok', 'out'].sort(),
+      ['durationMs', 'failed', 'failures', 'hashes', 'ignored', 'nodes', 'ok', 'out', 'revision'].sort(),
     );
     expect(summary).toMatchObject({ nodes: 2, ok: 1, failed: 1, ignored: 0, out });
     expect(summary['durationMs']).toEqual(expect.any(Number));
