@@ -11,3 +11,4 @@ export * from './lib/index/change-set';
 export * from './lib/index/validate-change-set';
 export * from './lib/generate/node-generator';
 export * from './lib/incremental/engine';
+export { matchesCriterion } from './lib/targeting/criteria';

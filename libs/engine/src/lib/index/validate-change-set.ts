@@ -9,7 +9,7 @@ import type { ReferenceView, Report, ValidationIssue } from '../validation/valid
 import { checkEntity, checkGroupCycles, entityKey, parseParameters } from '../validation/validate';
 import { toValidationIssues } from '../validation/zod-issues';
 import type { ParsedChangeSet } from './change-set';
-import { relationshipKey } from './change-set';
+import { emptyChangeSet, relationshipKey } from './change-set';
 import type { FleetIndex } from './fleet-index';
 import { referencedGroups } from './membership';
 import { groupReferences } from './targets';
@@ -59,17 +59,7 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
   const upsertRaw = section(raw['upsert'], 'upsert', UPSERT_FIELDS, report);
   const deleteRaw = section(raw['delete'], 'delete', DELETE_FIELDS, report);
 
-  const upsert: Upserts = {
-    techniques: [],
-    directives: [],
-    relationships: [],
-    rules: [],
-    groups: [],
-    nodes: [],
-    relays: [],
-    parameters: {},
-    settings: {},
-  };
+  const { upsert, delete: deletions } = emptyChangeSet() as unknown as { upsert: Upserts; delete: Deletes };
   const upsertPaths = new Map<object, PathSegment[]>();
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
     const list = arrayAt(upsertRaw[collection], ['upsert', collection], report);
@@ -105,16 +95,6 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
     else issues.push(...toValidationIssues(result.error.issues, ['upsert', 'settings']));
   }
 
-  const deletions: Deletes = {
-    techniques: [],
-    directives: [],
-    relationships: [],
-    rules: [],
-    groups: [],
-    nodes: [],
-    relays: [],
-    parameters: [],
-  };
   const deletePaths = new Map<string, PathSegment[]>();
   const parseDeletes = <T>(
     field: string,

@@ -3,6 +3,7 @@ import type { NodeError } from '../generate/types';
 import type { OrderingMode } from '../model/fleet';
 import type { Draft, FormedPolicy } from '../merge/policies';
 import { namesOnly } from '../merge/policies';
+import { insertSorted } from '../index/sorted';
 import { compareCodeUnits } from '../text/compare';
 
 export type RelationKind = 'before' | 'require' | 'notify' | 'subscribe' | '->' | '~>';
@@ -233,17 +234,6 @@ export function orderPolicies(
     }
   }
   return { order, errors: [], onCycle: new Set() };
-}
-
-function insertSorted(list: string[], item: string, compare: (a: string, b: string) => number): void {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (compare(list[middle] as string, item) < 0) low = middle + 1;
-    else high = middle;
-  }
-  list.splice(low, 0, item);
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Json } from '@policygen/engine';
+import { matchesCriterion } from '@policygen/engine';
+import type { Criterion, FleetNode, Json } from '@policygen/engine';
 import type { CriteriaInput, CriterionInput, GroupInput, NodeInput } from '../fleet-file';
 import { mulberry32 } from '../random';
 import type { Random } from '../random';
@@ -336,8 +337,7 @@ function variableGroup(kind: GroupKind, random: Random, uniqueId: (base: string)
 
 /**
  * The groups one node belongs to, by the groups' own criteria: for the landmarks, one node at a
- * time (O(groups)), never the whole fleet. Mirrors the engine's operators for the values this
- * fleet uses (strings and integers, dotted versions).
+ * time (O(groups)), never the whole fleet, with the engine's test of each criterion.
  */
 export function groupsOfNode(node: NodeInput, groups: readonly BenchGroup[]): Set<string> {
   const byId = new Map(groups.map((group) => [group.input.id, group.input]));
@@ -363,50 +363,10 @@ export function groupsOfNode(node: NodeInput, groups: readonly BenchGroup[]): Se
   return new Set(groups.map((group) => group.input.id).filter(isMember));
 }
 
-function valueAt(root: unknown, path: string): unknown {
-  let current = root;
-  for (const segment of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
-    current = (current as Record<string, unknown>)[segment];
-  }
-  return current;
-}
-
+/** The engine's own test of a criterion, on a node as the engine sees it (defaults applied). */
 function matches(criterion: Exclude<CriterionInput, { group: string }>, node: NodeInput): boolean {
-  const actual =
-    'fact' in criterion ? valueAt(node.facts, criterion.fact) : valueAt(node.properties, criterion.property);
-  const expected = criterion.value;
-  if (criterion.op === 'exists') return actual !== undefined;
-  if (criterion.op === 'notExists') return actual === undefined;
-  if (actual === undefined || expected === undefined) return false;
-  const text = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-  switch (criterion.op) {
-    case 'eq':
-      return text(actual) === text(expected);
-    case 'neq':
-      return text(actual) !== text(expected);
-    case 'in':
-      return Array.isArray(expected) && expected.some((candidate) => text(candidate) === text(actual));
-    case 'regex':
-      return new RegExp(String(expected)).test(text(actual));
-    default: {
-      const order = compareOrdered(text(actual), text(expected));
-      if (order === undefined) return false;
-      if (criterion.op === 'lt') return order < 0;
-      if (criterion.op === 'le') return order <= 0;
-      if (criterion.op === 'gt') return order > 0;
-      return order >= 0;
-    }
-  }
+  const entity = { ...node, facts: node.facts ?? {}, properties: node.properties ?? {} } as FleetNode;
+  return matchesCriterion(criterion as Exclude<Criterion, { group: string }>, entity, regexes);
 }
 
-function compareOrdered(left: string, right: string): number | undefined {
-  if (!/^\d+(\.\d+)*$/.test(left) || !/^\d+(\.\d+)*$/.test(right)) return undefined;
-  const a = left.split('.').map(Number);
-  const b = right.split('.').map(Number);
-  for (let index = 0; index < Math.max(a.length, b.length); index++) {
-    const difference = (a[index] ?? 0) - (b[index] ?? 0);
-    if (difference !== 0) return difference;
-  }
-  return 0;
-}
+const regexes = new Map<string, RegExp>();
