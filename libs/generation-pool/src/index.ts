@@ -1,4 +1,4 @@
 export { GenerationPool } from './lib/pool';
 export type { ComputeOptions, ComputeOutput, PoolOptions, RegenerationEntry, WorkerOutput } from './lib/pool';
-export { regenerateInParallel } from './lib/regenerate';
+export { generateFleetInParallel, regenerateInParallel } from './lib/regenerate';
 export type { ParallelRegenerateOptions } from './lib/regenerate';

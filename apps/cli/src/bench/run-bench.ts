@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { GenerationEngine, validateFleet } from '@policygen/engine';
 import type { Fleet, NodeResult } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
-import { GenerationPool, regenerateInParallel } from '@policygen/generation-pool';
+import { GenerationPool, generateFleetInParallel } from '@policygen/generation-pool';
 import type { BenchFleetOptions } from '@policygen/fleets';
 import type { BenchScenario } from './scenarios';
 import { FULL_SCENARIO, SCENARIOS } from './scenarios';
@@ -127,7 +127,7 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
       measured(
         {
           name: PARALLEL_FULL_SCENARIO,
-          description: `full generation on ${options.threads} worker threads, each with its own engine (start-up included)`,
+          description: `full generation on ${options.threads} worker threads, each indexing its share of the nodes (start-up included)`,
           changeSets: () => [],
         },
         0,
@@ -190,23 +190,20 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
 
 const PARALLEL_FULL_SCENARIO = 'full-parallel';
 
-/** Pool start (every worker builds its engine), the caller's index, and every node on the pool. */
+/** The pool's start, every node on the pool, then the caller's index (`generateFleetInParallel`). */
 async function parallelFullGeneration(
   fleet: Fleet,
   threads: number,
   reference: ReadonlyMap<string, NodeResult>,
 ): Promise<{ figures: RunFigures; identical: boolean }> {
   const started = performance.now();
-  const [pool, engine] = await Promise.all([
-    GenerationPool.start({ fleet, threads }),
-    Promise.resolve(GenerationEngine.fromFleet(fleet)),
-  ]);
+  const pool = await GenerationPool.start({ fleet, threads });
   const startedMs = performance.now() - started;
   try {
-    const regeneration = await regenerateInParallel(engine, pool);
+    const { engine, regeneration } = await generateFleetInParallel(fleet, pool);
     return {
       figures: {
-        // The pool's start (fleet copied to every worker, each building its engine) in applyMs.
+        // The pool's start (each worker parsing and indexing its share of the nodes) in applyMs.
         applyMs: startedMs,
         regenerateMs: performance.now() - started - startedMs,
         affected: regeneration.candidates,

@@ -77,7 +77,7 @@ describe('GenerationPool failures', () => {
   });
 
   it('rejects the start when a worker cannot build its engine', async () => {
-    const broken = { ...fleet, nodes: null } as unknown as Fleet;
+    const broken = { ...fleet, groups: null } as unknown as Fleet;
     await expect(
       GenerationPool.start({ fleet: broken, threads: 2, workerFile: BUILT_WORKER }),
     ).rejects.toThrow(/generation worker \d failed/);

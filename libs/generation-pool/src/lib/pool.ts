@@ -188,11 +188,13 @@ export class GenerationPool {
     const workerFile = workerFileOf(options.workerFile);
     const id = randomUUID();
     const workers: Worker[] = [];
-    const fleetJson = JSON.stringify(options.fleet);
+    // Each worker gets its own share of the nodes only: less to copy, parse and keep.
+    const shares = Array.from({ length: threads }, (): Fleet['nodes'][number][] => []);
+    for (const node of options.fleet.nodes) shares[ownerOf(node.id, threads)]?.push(node);
     try {
       for (let index = 0; index < threads; index++) {
         const workerData: WorkerInit = {
-          fleetJson,
+          fleetJson: JSON.stringify({ ...options.fleet, nodes: shares[index] }),
           thread: index,
           threads,
           engine: options.engine ?? {},
@@ -349,8 +351,10 @@ export class GenerationPool {
     revision: number,
     onChunk: (chunk: WorkerOutput) => void,
   ): Promise<void> {
-    const window = this.threads.length * TASKS_IN_FLIGHT_PER_THREAD;
     const materialise = options.materialise ?? false;
+    // Bundles are heavy: a few chunks ahead. Results are small: every chunk at once, so workers
+    // keep computing while this thread is busy (building the caller's engine, say).
+    const window = materialise ? this.threads.length * TASKS_IN_FLIGHT_PER_THREAD : chunks.length;
     return new Promise<void>((resolveRun, rejectRun) => {
       const finished = new Map<number, WorkerOutput>();
       let dispatched = 0;

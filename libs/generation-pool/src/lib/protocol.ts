@@ -8,7 +8,10 @@ export const PROTOCOL_VERSION = 3;
 
 /** The worker's `workerData`: cloned into each worker once, when it starts. */
 export interface WorkerInit {
-  /** The fleet as JSON text: one string copies to a thread far faster than a graph of 100,000 objects. */
+  /**
+   * The fleet with this worker's share of the nodes, as JSON text: one string copies to a thread far
+   * faster than a graph of objects.
+   */
   readonly fleetJson: string;
   readonly engine: EngineOptions;
   /** This worker's share of the nodes: those `ownerOf` gives to `thread` of `threads`. */

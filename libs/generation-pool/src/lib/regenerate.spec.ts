@@ -2,7 +2,7 @@ import { GenerationEngine } from '@policygen/engine';
 import type { NodeBundle, Regeneration } from '@policygen/engine';
 import { BUILT_WORKER, comparable, demoFleet, randomChangeSets } from '../testing/fixtures';
 import { GenerationPool } from './pool';
-import { regenerateInParallel } from './regenerate';
+import { generateFleetInParallel, regenerateInParallel } from './regenerate';
 
 const GENERATED_AT = 1_700_000_000_000;
 
@@ -135,6 +135,34 @@ describe('regenerateInParallel', () => {
         'the generation pool is at revision 0, the engine at 1',
       );
       expect(engine.pendingNodes()).toHaveLength(fleet.nodes.length);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('generates a whole fleet on the pool as one engine does, and follows it with change sets', async () => {
+    const single = GenerationEngine.fromFleet(fleet);
+    const singleRun = single.regenerate();
+    const pool = await GenerationPool.start({ fleet, threads: 2, workerFile: BUILT_WORKER });
+    try {
+      const { engine, regeneration } = await generateFleetInParallel(fleet, pool);
+      expect(regeneration).toEqual(singleRun);
+      expect(engine.pendingNodes()).toEqual([]);
+      expect(heldResults(engine)).toEqual(heldResults(single));
+
+      const changes = randomChangeSets(4, () => single.toFleet());
+      for (let applied = 0, attempt = 0; applied < 5 && attempt < 50; attempt++) {
+        const input = changes.next().value;
+        const outcome = single.apply(input);
+        const mirrored = engine.apply(input);
+        expect(mirrored.ok).toBe(outcome.ok);
+        if (!outcome.ok || !mirrored.ok) continue;
+        applied++;
+        await pool.applyValid(mirrored.change);
+      }
+      const singleNext = single.regenerate();
+      expect(await regenerateInParallel(engine, pool)).toEqual(singleNext);
+      expect(heldResults(engine)).toEqual(heldResults(single));
     } finally {
       await pool.close();
     }

@@ -1,4 +1,5 @@
-import type { GenerationEngine, NodeBundle, Regeneration } from '@policygen/engine';
+import { GenerationEngine } from '@policygen/engine';
+import type { EngineOptions, Fleet, NodeBundle, NodeResult, Regeneration } from '@policygen/engine';
 import type { GenerationPool } from './pool';
 
 export interface ParallelRegenerateOptions {
@@ -80,5 +81,42 @@ export async function regenerateInParallel(
     recomputed: candidates.length - skipped,
     changed,
     removed: engine.takeRemoved(),
+  };
+}
+
+/**
+ * A full generation on the pool (the pool just started on `fleet`): the workers compute every
+ * node while this thread builds the caller's engine (its index is what change sets need), then
+ * their results are committed to it. The same engine state as `GenerationEngine.fromFleet(fleet)`
+ * followed by `regenerateInParallel`, without the workers waiting for the caller's index.
+ */
+export async function generateFleetInParallel(
+  fleet: Fleet,
+  pool: GenerationPool,
+  options: EngineOptions = {},
+): Promise<{ engine: GenerationEngine; regeneration: Regeneration }> {
+  if (pool.revision !== (options.revision ?? 0))
+    throw new Error(`the generation pool is at revision ${pool.revision}, not the fleet's`);
+  const results: NodeResult[] = [];
+  const computing = pool.regenerateInChunks(
+    fleet.nodes.map((node) => ({ nodeId: node.id })),
+    {},
+    (chunk) => results.push(...chunk.results),
+  );
+  // Let the requests reach the workers before this thread is busy building.
+  await new Promise((resolve) => setImmediate(resolve));
+  const engine = GenerationEngine.fromFleet(fleet, options);
+  await computing;
+  const changed = engine.commit(results);
+  return {
+    engine,
+    regeneration: {
+      revision: engine.revision,
+      candidates: results.length,
+      skipped: 0,
+      recomputed: results.length,
+      changed,
+      removed: engine.takeRemoved(),
+    },
   };
 }

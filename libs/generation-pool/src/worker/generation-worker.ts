@@ -12,11 +12,8 @@ if (!port) throw new Error('generation-worker.js runs as a worker thread of a Ge
 const init = workerData as WorkerInit;
 // A worker belongs to exactly one pool, so its one engine is the pool's: no key needed.
 const mine = (nodeId: string): boolean => ownerOf(nodeId, init.threads) === init.thread;
-const fleet = JSON.parse(init.fleetJson) as Fleet;
-const engine = GenerationEngine.fromFleet(
-  { ...fleet, nodes: fleet.nodes.filter((node) => mine(node.id)) },
-  init.engine,
-);
+// The pool sends this worker's share of the nodes only (see `ownerOf`).
+const engine = GenerationEngine.fromFleet(JSON.parse(init.fleetJson) as Fleet, init.engine);
 
 /** A change set with only this worker's nodes: the others are indexed by their own workers. */
 function share(change: ParsedChangeSet): ParsedChangeSet {
