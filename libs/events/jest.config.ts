@@ -1,0 +1,4 @@
+export default {
+  displayName: 'events',
+  preset: '../../jest.preset.js',
+};

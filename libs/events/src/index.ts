@@ -1,0 +1,2 @@
+export * from './lib/topics';
+export * from './lib/schemas';

@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Topic } from './topics';
+import { TOPICS } from './topics';
+import { jsonSchemaOf, parseEvent } from './schemas';
+
+const SCHEMAS = join(__dirname, '..', '..', 'schemas');
+const HASH = `sha256:${'ab'.repeat(32)}`;
+const DIGEST = 'cd'.repeat(32);
+const AT = '2026-11-21T08:00:00.000Z';
+
+/** A valid event of each topic, and ways to break it. */
+const VALID: Record<Topic, Record<string, unknown>[]> = {
+  [TOPICS.configChanges]: [
+    {
+      schemaVersion: 1,
+      type: 'config.change',
+      revision: 7,
+      committedAt: AT,
+      changeSet: { upsert: { nodes: [{ id: 'n1', hostname: 'n1' }] }, delete: { rules: ['r-old'] } },
+    },
+  ],
+  [TOPICS.generationRequests]: [{ schemaVersion: 1, type: 'generation.request', nodeId: 'n1', revision: 0 }],
+  [TOPICS.nodeBundles]: [
+    {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId: 'n1',
+      revision: 7,
+      committedAt: AT,
+      hash: HASH,
+      files: [{ path: 'rules/cfengine-community/promises.cf', sha256: DIGEST }],
+      manifest: { schemaVersion: 1, nodeId: 'n1' },
+    },
+    { schemaVersion: 1, type: 'node.deleted', nodeId: 'n1', revision: 8, committedAt: AT },
+  ],
+  [TOPICS.generationEvents]: [
+    {
+      schemaVersion: 1,
+      type: 'generation.result',
+      nodeId: 'n1',
+      revision: 7,
+      outcome: 'failed',
+      hash: null,
+      errors: [{ code: 'DEPENDENCY_CYCLE', message: 'Found 1 dependency cycle', directiveIds: ['a', 'b'] }],
+      durationMs: 0.4,
+    },
+  ],
+  [TOPICS.distributionEvents]: [
+    {
+      schemaVersion: 1,
+      type: 'distribution.confirmed',
+      relayId: 'relay-eu',
+      nodeId: 'n1',
+      hash: HASH,
+      revision: 7,
+      lagMs: 120,
+    },
+  ],
+};
+
+const BREAKS: readonly [string, (event: Record<string, unknown>) => Record<string, unknown>][] = [
+  ['without schemaVersion', ({ schemaVersion: _version, ...rest }) => rest],
+  ['of another schemaVersion', (event) => ({ ...event, schemaVersion: 2 })],
+  ['of another type', (event) => ({ ...event, type: 'something.else' })],
+  ['with a negative revision', (event) => ({ ...event, revision: -1 })],
+  ['with a fractional revision', (event) => ({ ...event, revision: 1.5 })],
+];
+
+const ajv = new Ajv2020({ allErrors: true, strict: true });
+addFormats(ajv);
+
+function published(topic: Topic): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(SCHEMAS, `${topic}.schema.json`), 'utf8')) as Record<string, unknown>;
+}
+
+describe.each(Object.values(TOPICS))('events of %s', (topic) => {
+  const validate = ajv.compile(published(topic));
+
+  it('have a published JSON Schema that is the one the code checks with (npm run schemas writes it)', () => {
+    expect(published(topic)).toEqual(jsonSchemaOf(topic));
+  });
+
+  it('pass the published schema and the code alike when valid', () => {
+    for (const event of VALID[topic]) {
+      expect(validate(event)).toBe(true);
+      expect(parseEvent(topic, JSON.stringify(event))).toEqual({ ok: true, event });
+    }
+  });
+
+  it.each(BREAKS)('fail both when %s', (_name, breakIt) => {
+    for (const event of VALID[topic]) {
+      const broken = breakIt(event);
+      expect(validate(broken)).toBe(false);
+      const parsed = parseEvent(topic, broken);
+      expect(parsed.ok).toBe(false);
+    }
+  });
+
+  it('accept fields they do not know: a consumer keeps working when producers add some', () => {
+    for (const event of VALID[topic]) {
+      expect(validate({ ...event, addedLater: true })).toBe(true);
+      expect(parseEvent(topic, { ...event, addedLater: true }).ok).toBe(true);
+    }
+  });
+});
+
+describe('parseEvent', () => {
+  it('names the path of every issue', () => {
+    const parsed = parseEvent(TOPICS.nodeBundles, {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId: 'n1',
+      revision: 3,
+      committedAt: 'yesterday',
+      hash: 'sha256:xyz',
+      files: [{ path: 'a', sha256: 'nope' }],
+      manifest: {},
+    });
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.issues.map((issue) => issue.path).sort()).toEqual(
+      ['$.committedAt', '$.files[0].sha256', '$.hash'].sort(),
+    );
+  });
+
+  it('says when a message is not JSON', () => {
+    expect(parseEvent(TOPICS.configChanges, '{"revision": ')).toEqual({
+      ok: false,
+      issues: [{ path: '$', message: expect.stringMatching(/^not JSON: /) }],
+    });
+  });
+});

@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import type { Topic } from './topics';
+import { TOPICS } from './topics';
+
+/**
+ * The events of every topic, one zod schema each: the TypeScript types, the runtime checks and the
+ * published JSON Schemas (`schemas/*.schema.json`, written from these by `jsonSchemaOf`) all come
+ * from here. Every event carries `schemaVersion` and a `type`; a consumer ignores fields it does not
+ * know, so fields may be added without a new version.
+ */
+
+const schemaVersion = z.literal(1);
+const nodeId = z.string().min(1);
+const revision = z.number().int().nonnegative();
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, { message: 'a lowercase hex SHA-256' });
+const bundleHash = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'sha256:<64 hex>' });
+const timestamp = z.iso.datetime({ offset: true });
+
+/** One committed change set (fleet-format.md), at its gap-free revision. */
+export const configChangeEventSchema = z.object({
+  schemaVersion,
+  type: z.literal('config.change'),
+  revision: revision.min(1),
+  committedAt: timestamp,
+  /** The change set as committed: `upsert` and `delete` sections of fleet-format.md. */
+  changeSet: z.object({
+    upsert: z.record(z.string(), z.unknown()).optional(),
+    delete: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** A node to generate at this revision or a newer one (work partitioned by node id). */
+export const generationRequestSchema = z.object({
+  schemaVersion,
+  type: z.literal('generation.request'),
+  nodeId,
+  revision,
+});
+
+const fileDigest = z.object({ path: z.string().min(1), sha256 });
+
+/** A node's new bundle (its hash changed), or its removal from the fleet. */
+export const nodeBundleEventSchema = z.discriminatedUnion('type', [
+  z.object({
+    schemaVersion,
+    type: z.literal('node.bundle'),
+    nodeId,
+    /** The revision the bundle was generated at, and when that revision was committed. */
+    revision,
+    committedAt: timestamp,
+    hash: bundleHash,
+    /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
+    files: z.array(fileDigest),
+    /** The bundle's `policy-manifest.json` (outputs.md). */
+    manifest: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    schemaVersion,
+    type: z.literal('node.deleted'),
+    nodeId,
+    revision,
+    committedAt: timestamp,
+  }),
+]);
+
+const nodeError = z.object({
+  code: z.string().min(1),
+  message: z.string(),
+  directiveIds: z.array(z.string()).optional(),
+  ruleIds: z.array(z.string()).optional(),
+  groupIds: z.array(z.string()).optional(),
+});
+
+/** What generating one node gave: a new bundle, the same one, or a failure (the last good one stays). */
+export const generationEventSchema = z.object({
+  schemaVersion,
+  type: z.literal('generation.result'),
+  nodeId,
+  revision,
+  outcome: z.enum(['generated', 'unchanged', 'failed']),
+  /** The bundle hash now served: the new one, or the last good one after a failure (null if none). */
+  hash: bundleHash.nullable(),
+  errors: z.array(nodeError),
+  durationMs: z.number().nonnegative(),
+});
+
+/** A relay confirmed it serves a node's bundle. */
+export const distributionEventSchema = z.object({
+  schemaVersion,
+  type: z.literal('distribution.confirmed'),
+  relayId: z.string().min(1),
+  nodeId,
+  hash: bundleHash,
+  revision,
+  /** From the revision's commit to the relay's confirmation. */
+  lagMs: z.number().nonnegative(),
+});
+
+export type ConfigChangeEvent = z.infer<typeof configChangeEventSchema>;
+export type GenerationRequest = z.infer<typeof generationRequestSchema>;
+export type NodeBundleEvent = z.infer<typeof nodeBundleEventSchema>;
+export type GenerationEvent = z.infer<typeof generationEventSchema>;
+export type DistributionEvent = z.infer<typeof distributionEventSchema>;
+
+/** The schema of each topic's messages. */
+export const EVENT_SCHEMAS = {
+  [TOPICS.configChanges]: configChangeEventSchema,
+  [TOPICS.generationRequests]: generationRequestSchema,
+  [TOPICS.nodeBundles]: nodeBundleEventSchema,
+  [TOPICS.generationEvents]: generationEventSchema,
+  [TOPICS.distributionEvents]: distributionEventSchema,
+} as const satisfies Record<Topic, z.ZodType>;
+
+export interface EventOf {
+  [TOPICS.configChanges]: ConfigChangeEvent;
+  [TOPICS.generationRequests]: GenerationRequest;
+  [TOPICS.nodeBundles]: NodeBundleEvent;
+  [TOPICS.generationEvents]: GenerationEvent;
+  [TOPICS.distributionEvents]: DistributionEvent;
+}
+
+export type EventParse<T extends Topic> =
+  | { readonly ok: true; readonly event: EventOf[T] }
+  | { readonly ok: false; readonly issues: readonly { readonly path: string; readonly message: string }[] };
+
+/** Parses a message of a topic (JSON text or a value); every issue names its path. */
+export function parseEvent<T extends Topic>(topic: T, message: unknown): EventParse<T> {
+  let value = message;
+  if (typeof message === 'string') {
+    try {
+      value = JSON.parse(message);
+    } catch (error) {
+      return { ok: false, issues: [{ path: '$', message: `not JSON: ${(error as Error).message}` }] };
+    }
+  }
+  const result = (EVENT_SCHEMAS[topic] as z.ZodType).safeParse(value);
+  if (result.success) return { ok: true, event: result.data as EventOf[T] };
+  return {
+    ok: false,
+    issues: result.error.issues.map((issue) => ({
+      path: [
+        '$',
+        ...issue.path.map((segment) =>
+          typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`,
+        ),
+      ].join(''),
+      message: issue.message,
+    })),
+  };
+}
+
+/** The JSON Schema (draft 2020-12) of a topic's messages, as published in `schemas/`. */
+export function jsonSchemaOf(topic: Topic): Record<string, unknown> {
+  return {
+    $id: `https://policygen.dev/schemas/${topic}.schema.json`,
+    title: topic,
+    ...z.toJSONSchema(EVENT_SCHEMAS[topic] as z.ZodType, { io: 'input' }),
+  };
+}
