@@ -12,3 +12,4 @@ export * from './lib/index/validate-change-set';
 export * from './lib/generate/node-generator';
 export * from './lib/incremental/engine';
 export { matchesCriterion } from './lib/targeting/criteria';
+export { compareCodeUnits } from './lib/text/compare';

@@ -151,7 +151,7 @@ export class FleetIndex implements CompiledFleet {
     return this.sortedNodeIds;
   }
 
-  /** The configuration as a fleet (collections sorted by key). */
+  /** The configuration as a fleet (collections sorted by key, in code-unit order). */
   toFleet(): Fleet {
     const byId = <T extends { id: string }>(values: Iterable<T>): T[] =>
       [...values].sort((a, b) => compareCodeUnits(a.id, b.id));
@@ -166,7 +166,9 @@ export class FleetIndex implements CompiledFleet {
           ),
         ),
       directives: byId(this.directives.values()),
-      relationships: this.relationships,
+      relationships: [...this.relationships].sort((a, b) =>
+        compareCodeUnits(relationshipKey(a), relationshipKey(b)),
+      ),
       rules: byId(this.rules.values()),
       groups: byId(this.groups.values()),
       nodes: byId(this.nodes.values()),

@@ -1,0 +1,3 @@
+export * from './lib/config-store';
+export { PostgresConfigStore } from './lib/postgres/postgres-config-store';
+export type { PostgresConfigStoreOptions } from './lib/postgres/postgres-config-store';
