@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { GenerationEngine, validateFleet } from '@policygen/engine';
+import { emptyChangeSet, GenerationEngine, validateFleet } from '@policygen/engine';
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import { parseEvent, TOPICS } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
@@ -107,30 +107,10 @@ describe('PostgresConfigStore', () => {
   it('numbers concurrent commits without a gap, even when some fail', async () => {
     const parallel = new PostgresConfigStore({ connectionString: databaseUrl, schema, maxConnections: 8 });
     try {
-      const change = (index: number): ParsedChangeSet =>
-        ({
-          upsert: {
-            techniques: [],
-            directives: [],
-            relationships: [],
-            rules: [],
-            groups: [],
-            nodes: [],
-            relays: [],
-            parameters: { [`p${index}`]: index },
-            settings: {},
-          },
-          delete: {
-            techniques: [],
-            directives: [],
-            relationships: [],
-            rules: [],
-            groups: [],
-            nodes: [],
-            relays: [],
-            parameters: [],
-          },
-        }) as ParsedChangeSet;
+      const change = (index: number): ParsedChangeSet => {
+        const empty = emptyChangeSet();
+        return { ...empty, upsert: { ...empty.upsert, parameters: { [`p${index}`]: index } } };
+      };
       const outcomes = await Promise.allSettled(
         Array.from({ length: 40 }, (_, index) =>
           // Every fifth expects revision 0, which only the first commit could have: they fail.
