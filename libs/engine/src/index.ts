@@ -1,4 +1,5 @@
 export * from './lib/model/fleet';
+export type * from './lib/model/fleet-input';
 export * from './lib/model/json';
 export * from './lib/validation/validate';
 export * from './lib/generate/types';

@@ -1,16 +1,14 @@
 import fc from 'fast-check';
-import type { z } from 'zod';
+import type { Target } from '../lib/model/fleet';
 import type {
-  directiveSchema,
-  groupSchema,
-  nodeSchema,
-  relationshipSchema,
-  relaySchema,
-  ruleSchema,
-  settingsSchema,
-  Target,
-  techniqueSchema,
-} from '../lib/model/fleet';
+  DirectiveInput,
+  FleetFile,
+  GroupInput,
+  NodeInput,
+  RelationshipInput,
+  RuleInput,
+  TechniqueInput,
+} from '../lib/model/fleet-input';
 import type { Json } from '../lib/model/json';
 
 /**
@@ -20,26 +18,18 @@ import type { Json } from '../lib/model/json';
  * versions, tricky parameter values, nested targets, subgroups, relays, relationships.
  */
 
-export type TechniqueInput = z.input<typeof techniqueSchema>;
-export type DirectiveInput = z.input<typeof directiveSchema>;
-export type RelationshipInput = z.input<typeof relationshipSchema>;
-export type RuleInput = z.input<typeof ruleSchema>;
-export type GroupInput = z.input<typeof groupSchema>;
-export type NodeInput = z.input<typeof nodeSchema>;
-export type RelayInput = z.input<typeof relaySchema>;
+export type {
+  DirectiveInput,
+  GroupInput,
+  NodeInput,
+  RelationshipInput,
+  RelayInput,
+  RuleInput,
+  TechniqueInput,
+} from '../lib/model/fleet-input';
 
-/** A fleet file as written (plain JSON), every collection present. */
-export interface ArbitraryFleetFile {
-  settings?: z.input<typeof settingsSchema>;
-  parameters: Record<string, Json>;
-  techniques: TechniqueInput[];
-  directives: DirectiveInput[];
-  relationships: RelationshipInput[];
-  rules: RuleInput[];
-  groups: GroupInput[];
-  nodes: NodeInput[];
-  relays: RelayInput[];
-}
+/** A fleet file as written (plain JSON), every collection present, settings optional. */
+export type ArbitraryFleetFile = Omit<FleetFile, 'settings'> & Partial<Pick<FleetFile, 'settings'>>;
 
 /**
  * - `none`: no relationship at all.

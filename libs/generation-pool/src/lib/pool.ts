@@ -59,9 +59,9 @@ function chunksOf<T>(items: readonly T[], size: number): T[][] {
   return chunks;
 }
 
-/** Part of a chunk: for one given thread, or for the least busy one. */
+/** Part of a chunk: the nodes of one thread (see `ownerOf`). */
 interface Part {
-  readonly thread?: number;
+  readonly thread: number;
   readonly nodes: readonly ComputeEntry[];
 }
 
@@ -122,10 +122,6 @@ class PoolThread {
       onFatal(new Error(`generation worker ${index} sent an unreadable message: ${error.message}`)),
     );
     worker.on('exit', (code) => onFatal(new Error(`generation worker ${index} exited with code ${code}`)));
-  }
-
-  get inFlight(): number {
-    return this.waiting.size;
   }
 
   request(message: WorkerRequest): Promise<WorkerOutput | undefined> {
@@ -377,12 +373,7 @@ export class GenerationPool {
         }
       };
       const send = (part: Part): Promise<WorkerOutput> => {
-        const thread =
-          part.thread === undefined
-            ? this.threads.reduce((best, candidate) =>
-                candidate.inFlight < best.inFlight ? candidate : best,
-              )
-            : this.threads[part.thread];
+        const thread = this.threads[part.thread];
         if (!thread) return Promise.reject(new Error(`no generation worker ${part.thread}`));
         const request: WorkerRequest = {
           id: this.nextRequestId++,
