@@ -1,41 +1,8 @@
-import type {
-  Directive,
-  FleetCollection,
-  FleetNode,
-  Group,
-  Relationship,
-  Relay,
-  Rule,
-  Settings,
-  Technique,
-} from '../model/fleet';
+import type { Fleet, FleetCollection, Relationship, Settings } from '../model/fleet';
+import { FLEET_COLLECTIONS } from '../model/fleet';
 import type { Json } from '../model/json';
 
-/** A change set as fleet-format.md describes it, every entity parsed and defaulted. */
-export interface ParsedChangeSet {
-  readonly upsert: {
-    readonly techniques: readonly Technique[];
-    readonly directives: readonly Directive[];
-    readonly relationships: readonly Relationship[];
-    readonly rules: readonly Rule[];
-    readonly groups: readonly Group[];
-    readonly nodes: readonly FleetNode[];
-    readonly relays: readonly Relay[];
-    readonly parameters: Readonly<Record<string, Json>>;
-    readonly settings: Partial<Settings>;
-  };
-  readonly delete: {
-    readonly techniques: readonly { readonly id: string; readonly version: string }[];
-    readonly directives: readonly string[];
-    readonly relationships: readonly Relationship[];
-    readonly rules: readonly string[];
-    readonly groups: readonly string[];
-    readonly nodes: readonly string[];
-    readonly relays: readonly string[];
-    readonly parameters: readonly string[];
-  };
-}
-
+/** The collections whose entities are deleted by id alone. */
 export const ID_COLLECTIONS = [
   'directives',
   'rules',
@@ -44,31 +11,34 @@ export const ID_COLLECTIONS = [
   'relays',
 ] as const satisfies readonly FleetCollection[];
 
+/** A change set as fleet-format.md describes it, every entity parsed and defaulted. */
+export interface ParsedChangeSet {
+  readonly upsert: { readonly [K in FleetCollection]: Fleet[K] } & {
+    readonly parameters: Readonly<Record<string, Json>>;
+    readonly settings: Partial<Settings>;
+  };
+  readonly delete: { readonly [K in (typeof ID_COLLECTIONS)[number]]: readonly string[] } & {
+    readonly techniques: readonly { readonly id: string; readonly version: string }[];
+    readonly relationships: readonly Relationship[];
+    readonly parameters: readonly string[];
+  };
+}
+
 export function relationshipKey(relationship: { from: string; to: string; kind: string }): string {
   return `${relationship.from} ${relationship.kind} ${relationship.to}`;
 }
 
 export function emptyChangeSet(): ParsedChangeSet {
+  const none = <T>(keys: readonly string[]): T =>
+    Object.fromEntries(keys.map((key) => [key, []])) as unknown as T;
   return {
     upsert: {
-      techniques: [],
-      directives: [],
-      relationships: [],
-      rules: [],
-      groups: [],
-      nodes: [],
-      relays: [],
+      ...none<ParsedChangeSet['upsert']>(Object.keys(FLEET_COLLECTIONS)),
       parameters: {},
       settings: {},
     },
     delete: {
-      techniques: [],
-      directives: [],
-      relationships: [],
-      rules: [],
-      groups: [],
-      nodes: [],
-      relays: [],
+      ...none<ParsedChangeSet['delete']>([...ID_COLLECTIONS, 'techniques', 'relationships']),
       parameters: [],
     },
   };

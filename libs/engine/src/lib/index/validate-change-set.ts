@@ -9,7 +9,7 @@ import type { ReferenceView, Report, ValidationIssue } from '../validation/valid
 import { checkEntity, checkGroupCycles, entityKey, parseParameters } from '../validation/validate';
 import { toValidationIssues } from '../validation/zod-issues';
 import type { ParsedChangeSet } from './change-set';
-import { emptyChangeSet, relationshipKey } from './change-set';
+import { emptyChangeSet, ID_COLLECTIONS, relationshipKey } from './change-set';
 import type { FleetIndex } from './fleet-index';
 import { referencedGroups } from './membership';
 import { groupReferences } from './targets';
@@ -116,7 +116,7 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
     });
   };
   parseDeletes('techniques', techniqueKeySchema, (key) => `${key.id}@${key.version}`, deletions.techniques);
-  for (const collection of ['directives', 'rules', 'groups', 'nodes', 'relays'] as const)
+  for (const collection of ID_COLLECTIONS)
     parseDeletes(collection, idSchema, (id) => id, deletions[collection]);
   parseDeletes('relationships', FLEET_COLLECTIONS.relationships, relationshipKey, deletions.relationships);
   parseDeletes('parameters', idSchema, (name) => name, deletions.parameters);
