@@ -1,6 +1,7 @@
 // Bundles the policygen CLI (apps/cli) and the libraries it uses into one file, dist/cli/policygen.js,
 // which apps/cli/bin/policygen.js (`npx policygen`) runs, and the generation pool's worker into
-// dist/cli/generation-worker.js, next to it, where the bundled pool looks for it.
+// dist/cli/generation-worker.js, next to it, where the bundled pool looks for it; and each service
+// into dist/<service>/main.js.
 // `npm ci` runs it through `prepare`.
 // Each file is written aside then renamed, so a concurrent reader never sees half a bundle.
 import { build } from 'esbuild';
@@ -11,6 +12,19 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli', 'policygen.js');
 const worker = join(root, 'dist', 'cli', 'generation-worker.js');
+/** The services, each run as its own process (`node dist/<service>/main.js`). */
+const services = ['config-service', 'generator-service'];
+
+const OPTIONAL_NEST_MODULES = [
+  '@nestjs/microservices',
+  '@nestjs/microservices/microservices-module',
+  '@nestjs/websockets',
+  '@nestjs/websockets/socket-module',
+  '@fastify/static',
+  'class-transformer',
+  'class-transformer/storage',
+  'class-validator',
+];
 
 const common = {
   absWorkingDir: root,
@@ -37,9 +51,18 @@ try {
       entryPoints: [join(root, 'libs', 'generation-pool', 'src', 'worker', 'generation-worker.ts')],
       outfile: worker,
     }),
+    ...services.map((service) =>
+      build({
+        ...common,
+        entryPoints: [join(root, 'apps', service, 'src', 'main.ts')],
+        outfile: join(root, 'dist', service, 'main.js'),
+        // NestJS's optional integrations are required lazily; the services use none of them.
+        external: OPTIONAL_NEST_MODULES,
+      }),
+    ),
   ]);
-  await mkdir(dirname(cli), { recursive: true });
   for (const file of results.flatMap((result) => result.outputFiles)) {
+    await mkdir(dirname(file.path), { recursive: true });
     const staging = `${file.path}.tmp-${process.pid}`;
     await writeFile(staging, file.contents);
     if (file.path === cli) await chmod(staging, 0o755);

@@ -17,6 +17,21 @@ export interface EngineOptions {
   readonly limits?: GeneratorLimits;
 }
 
+/** Which nodes this engine generates; the others are followed in the index but never computed. */
+export type NodeOwnership = (nodeId: string) => boolean;
+
+const OWNS_EVERY_NODE: NodeOwnership = () => true;
+
+/** One pending node's regeneration: skipped (inputs unchanged) or computed, and whether it changed. */
+export type NodeRegeneration =
+  | { readonly skipped: true; readonly result: NodeResult }
+  | {
+      readonly skipped: false;
+      readonly result: NodeResult;
+      readonly changed: boolean;
+      readonly bundle?: NodeBundle;
+    };
+
 export type ApplyOutcome =
   | {
       readonly ok: true;
@@ -65,7 +80,10 @@ export class GenerationEngine {
   private readonly results = new Map<string, NodeResult>();
   private readonly pending = new Set<string>();
   private readonly removedPending = new Set<string>();
+  /** Nodes taken over by `setOwnership` and not generated here yet: a previous owner may have. */
+  private readonly adopted = new Set<string>();
   private currentRevision: number;
+  private owns: NodeOwnership = OWNS_EVERY_NODE;
 
   private constructor(
     fleet: Fleet,
@@ -113,9 +131,11 @@ export class GenerationEngine {
     this.generator.invalidate(delta);
     for (const nodeId of delta.removed) {
       this.pending.delete(nodeId);
-      if (this.results.delete(nodeId)) this.removedPending.add(nodeId);
+      const generatedHere = this.results.delete(nodeId);
+      if (this.adopted.delete(nodeId) || generatedHere) this.removedPending.add(nodeId);
     }
     for (const nodeId of delta.affected) {
+      if (!this.owns(nodeId)) continue;
       this.pending.add(nodeId);
       this.removedPending.delete(nodeId);
     }
@@ -127,6 +147,37 @@ export class GenerationEngine {
       removed: [...delta.removed].sort(compareCodeUnits),
       change,
     };
+  }
+
+  /**
+   * Restricts generation to the nodes `owns` accepts (scale-out: instances share the nodes). Nodes
+   * given up are forgotten: no longer pending, no result held. Newly owned nodes become pending.
+   */
+  setOwnership(owns: NodeOwnership): void {
+    this.owns = owns;
+    for (const nodeId of this.index.nodeIds) {
+      if (owns(nodeId)) {
+        if (this.results.has(nodeId)) continue;
+        this.pending.add(nodeId);
+        this.adopted.add(nodeId);
+      } else {
+        this.pending.delete(nodeId);
+        this.results.delete(nodeId);
+        this.adopted.delete(nodeId);
+      }
+    }
+  }
+
+  /**
+   * Marks owned nodes pending whatever their inputs, with their held results forgotten: their next
+   * regeneration computes them and reports them changed (a consumer asked for them again).
+   */
+  forceRegeneration(nodeIds: Iterable<string>): void {
+    for (const nodeId of nodeIds) {
+      if (!this.index.nodes.has(nodeId) || !this.owns(nodeId)) continue;
+      if (this.results.delete(nodeId)) this.adopted.add(nodeId);
+      this.pending.add(nodeId);
+    }
   }
 
   /** Nodes waiting for regeneration, sorted. */
@@ -165,6 +216,7 @@ export class GenerationEngine {
       if (!sameResult(this.results.get(result.nodeId), result)) changed.push(result.nodeId);
       this.results.set(result.nodeId, result);
       this.pending.delete(result.nodeId);
+      this.adopted.delete(result.nodeId);
     }
     return changed.sort(compareCodeUnits);
   }
@@ -186,21 +238,16 @@ export class GenerationEngine {
     const candidates = this.pendingNodes();
     const changed: string[] = [];
     let skipped = 0;
+    const step = {
+      materialise: options.onBundle !== undefined,
+      ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+    };
     for (const nodeId of candidates) {
-      const generated = this.generator.generateUnless(nodeId, this.results.get(nodeId)?.inputsKey, {
-        materialise: options.onBundle !== undefined,
-        revision: this.currentRevision,
-        ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
-      });
-      if (!generated) {
-        skipped++;
-        this.pending.delete(nodeId);
-        continue;
-      }
-      const { result, bundle } = generated;
-      if (this.commit([result]).length > 0) {
+      const outcome = this.regenerateNode(nodeId, step);
+      if (outcome.skipped) skipped++;
+      else if (outcome.changed) {
         changed.push(nodeId);
-        if (bundle) options.onBundle?.(bundle);
+        if (outcome.bundle) options.onBundle?.(outcome.bundle);
       }
     }
     return {
@@ -211,6 +258,29 @@ export class GenerationEngine {
       changed,
       removed: this.takeRemoved(),
     };
+  }
+
+  /**
+   * Regenerates one pending node at the current revision and holds its result: the step
+   * `regenerate` repeats, for callers that interleave other work (a service yielding to its I/O).
+   * With `materialise`, a changed node's whole bundle comes back.
+   */
+  regenerateNode(
+    nodeId: string,
+    options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
+  ): NodeRegeneration {
+    const held = this.results.get(nodeId);
+    const generated = this.generator.generateUnless(nodeId, held?.inputsKey, {
+      materialise: options.materialise ?? false,
+      revision: this.currentRevision,
+      ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+    });
+    this.pending.delete(nodeId);
+    // Only a held result's inputs key can match, so a skipped node always has one.
+    if (!generated) return { skipped: true, result: held as NodeResult };
+    const { result, bundle } = generated;
+    const changed = this.commit([result]).length > 0;
+    return { skipped: false, result, changed, ...(changed && bundle ? { bundle } : {}) };
   }
 
   result(nodeId: string): NodeResult | undefined {

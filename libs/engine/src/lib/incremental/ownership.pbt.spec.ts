@@ -1,0 +1,108 @@
+import fc from 'fast-check';
+import { arbitraryMutations, interpretChangeSet } from '../../testing/change-set-arbitrary';
+import { arbitraryFleet } from '../../testing/fleet-arbitrary';
+import { validateFleet } from '../validation/validate';
+import type { NodeOwnership } from './engine';
+import { GenerationEngine } from './engine';
+
+/**
+ * Scale-out (architecture.md): instances share the nodes, each following every change set but
+ * generating only its own. Whatever the split, and however it moves between change sets, the
+ * owners' results together are the results of one engine that owns every node, and each node's
+ * removal is reported by its owner alone.
+ */
+
+/** A split of the nodes among `instances` engines: node → instance, from a per-test salt. */
+function splitOf(salt: number, instances: number): (nodeId: string) => number {
+  return (nodeId) => {
+    let hash = salt;
+    for (const char of nodeId) hash = (Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0) % 1_000_003;
+    return hash % instances;
+  };
+}
+
+const ownedBy =
+  (split: (nodeId: string) => number, instance: number): NodeOwnership =>
+  (nodeId) =>
+    split(nodeId) === instance;
+
+const resultKey = (result: { status: string; hash: string | null; errors: readonly unknown[] }): string =>
+  JSON.stringify([result.status, result.hash, result.errors]);
+
+describe('GenerationEngine ownership', () => {
+  it('engines splitting the nodes hold together what one engine holds, through change sets and moves', () => {
+    fc.assert(
+      fc.property(
+        arbitraryFleet(),
+        fc.integer({ min: 2, max: 3 }),
+        fc.array(
+          fc.record({
+            mutations: arbitraryMutations(),
+            /** Move the split (a rebalance) before this change set, with this salt. */
+            rebalance: fc.option(fc.nat(), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (file, instances, steps) => {
+          const initial = validateFleet(file);
+          if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
+          const whole = GenerationEngine.fromFleet(initial.fleet);
+          whole.regenerate();
+          let split = splitOf(7, instances);
+          const parts = Array.from({ length: instances }, (_, instance) => {
+            const engine = GenerationEngine.fromFleet(initial.fleet);
+            engine.setOwnership(ownedBy(split, instance));
+            engine.regenerate();
+            return engine;
+          });
+
+          for (const step of steps) {
+            if (step.rebalance !== undefined) {
+              split = splitOf(step.rebalance, instances);
+              parts.forEach((engine, instance) => engine.setOwnership(ownedBy(split, instance)));
+            }
+            const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
+            const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
+            for (const engine of parts) {
+              expect(engine.apply(JSON.parse(JSON.stringify(changeSet))).ok).toBe(outcome.ok);
+            }
+            const removed = whole.regenerate().removed;
+            const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
+            // Reported once, by the owner, even when the node moved to it just before it went.
+            expect(removedByParts.sort()).toEqual([...removed].sort());
+
+            for (const [nodeId, result] of whole.allResults()) {
+              const owner = parts[split(nodeId)] as GenerationEngine;
+              const held = owner.result(nodeId);
+              expect(held && resultKey(held)).toBe(resultKey(result));
+              const holders = parts.flatMap((engine, instance) => (engine.result(nodeId) ? [instance] : []));
+              expect(holders).toEqual([split(nodeId)]);
+            }
+            for (const engine of parts) expect(engine.pendingNodes()).toEqual([]);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('forceRegeneration reports an unchanged node changed again, and only for an owned node', () => {
+    const fleet = validateFleet(
+      JSON.parse(
+        JSON.stringify({
+          nodes: [
+            { id: 'n1', hostname: 'n1.example' },
+            { id: 'n2', hostname: 'n2.example' },
+          ],
+        }),
+      ),
+    );
+    if (!fleet.ok) throw new Error(JSON.stringify(fleet.issues));
+    const engine = GenerationEngine.fromFleet(fleet.fleet);
+    engine.setOwnership((nodeId) => nodeId === 'n1');
+    expect(engine.regenerate().changed).toEqual(['n1']);
+    engine.forceRegeneration(['n1', 'n2', 'unknown']);
+    expect(engine.pendingNodes()).toEqual(['n1']);
+    expect(engine.regenerate().changed).toEqual(['n1']);
+  });
+});
