@@ -4,3 +4,4 @@ export {
   type KafkaMessagingOptions,
   type MessagingLogEntry,
 } from './lib/kafka/kafka-messaging';
+export { partitionForKey } from './lib/partitioning/partition-for-key';

@@ -16,3 +16,18 @@ export function deadLetterTopic(topic: Topic): string {
 
 /** The single key of the change log: one partition, one total order of revisions. */
 export const CONFIG_CHANGES_KEY = 'config';
+
+export type TopicNames = { readonly [K in keyof typeof TOPICS]: string };
+
+/**
+ * The topic names of one deployment. A namespace (e.g. `staging`, or one per test) prefixes every
+ * name, so several pipelines can share a broker without reading each other's events.
+ */
+export function topicsFor(namespace?: string): TopicNames {
+  if (!namespace) return TOPICS;
+  if (!/^[A-Za-z0-9._-]+$/.test(namespace))
+    throw new Error(`a topic namespace uses letters, digits, '.', '_' and '-' only, not "${namespace}"`);
+  return Object.fromEntries(
+    Object.entries(TOPICS).map(([name, topic]) => [name, `${namespace}.${topic}`]),
+  ) as unknown as TopicNames;
+}

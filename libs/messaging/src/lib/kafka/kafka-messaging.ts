@@ -79,7 +79,15 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
       return new KafkaProducer(producer);
     },
     async createConsumer(consumerOptions: ConsumerOptions) {
-      const consumer = kafka.consumer({ groupId: consumerOptions.groupId });
+      const consumer = kafka.consumer({
+        groupId: consumerOptions.groupId,
+        ...(consumerOptions.sessionTimeoutMs === undefined
+          ? {}
+          : {
+              sessionTimeout: consumerOptions.sessionTimeoutMs,
+              heartbeatInterval: Math.max(100, Math.floor(consumerOptions.sessionTimeoutMs / 10)),
+            }),
+      });
       const wrapped = new KafkaConsumer(consumer);
       await consumer.connect();
       await consumer.subscribe({

@@ -31,6 +31,8 @@ export interface PostgresConfigStoreOptions {
   /** The Postgres schema of the tables (created if missing); default `public`. */
   readonly schema?: string;
   readonly maxConnections?: number;
+  /** Where the outbox sends change events (default `policygen.config.changes.v1`; see `topicsFor`). */
+  readonly changeTopic?: string;
 }
 
 /** The config store on Postgres, through Kysely: one transaction per commit, gap-free revisions. */
@@ -38,9 +40,11 @@ export class PostgresConfigStore implements ConfigStore {
   private readonly root: Kysely<StoreDatabase>;
   private readonly db: Kysely<StoreDatabase>;
   private readonly schema: string;
+  private readonly changeTopic: string;
 
   constructor(options: PostgresConfigStoreOptions) {
     this.schema = options.schema ?? 'public';
+    this.changeTopic = options.changeTopic ?? TOPICS.configChanges;
     this.root = new Kysely<StoreDatabase>({
       dialect: new PostgresDialect({
         pool: new Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 }),
@@ -163,7 +167,7 @@ export class PostgresConfigStore implements ConfigStore {
       await trx
         .insertInto('outbox')
         .values({
-          topic: TOPICS.configChanges,
+          topic: this.changeTopic,
           key: CONFIG_CHANGES_KEY,
           payload: JSON.stringify(event),
           created_at: committedAt,

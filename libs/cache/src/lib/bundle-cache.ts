@@ -1,0 +1,49 @@
+import type { JsonObject } from '@policygen/engine';
+
+/** A file's content, addressed by its SHA-256 (lowercase hex). */
+export interface Blob {
+  readonly sha256: string;
+  readonly content: string;
+}
+
+/** The bundle a node is served: its hash, the revision it was generated at, its files by digest. */
+export interface NodeBundleRecord {
+  readonly nodeId: string;
+  readonly hash: string;
+  readonly revision: number;
+  /** When that revision was committed (ISO 8601). */
+  readonly committedAt: string;
+  /** Every file but the manifest, sorted by path. */
+  readonly files: readonly { readonly path: string; readonly sha256: string }[];
+  readonly manifest: JsonObject;
+}
+
+/** What the cache holds of a node: the hash it is served and the revision that produced it. */
+export interface NodeHashEntry {
+  readonly hash: string;
+  readonly revision: number;
+}
+
+/**
+ * The generator's shared state (architecture.md): file contents stored once however many nodes
+ * share them, and each node's current bundle. Records move forward only: a write at an older
+ * revision than the one held is refused, so a slower instance cannot undo a newer bundle.
+ */
+export interface BundleCache {
+  /** Stores the blobs not stored yet; resolves with how many were new. */
+  putBlobs(blobs: readonly Blob[]): Promise<number>;
+  getBlob(sha256: string): Promise<string | null>;
+  /** Records each bundle unless the node holds a newer revision; says, per bundle, whether it did. */
+  recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]>;
+  /** Removes nodes (at the revision that removed them) unless they hold a newer one. */
+  removeNodes(nodes: readonly { readonly nodeId: string; readonly revision: number }[]): Promise<boolean[]>;
+  nodeBundle(nodeId: string): Promise<NodeBundleRecord | null>;
+  /** The hash of every node served, by node id. */
+  nodeHashes(): Promise<Map<string, NodeHashEntry>>;
+  /**
+   * Sets the marker that this cache has been filled, if it is missing; true when it was missing,
+   * i.e. the cache is new or was flushed and every bundle must be written again.
+   */
+  claimFreshness(): Promise<boolean>;
+  close(): Promise<void>;
+}
