@@ -38,8 +38,8 @@ export interface BundleCache {
   /** Removes nodes (at the revision that removed them) unless they hold a newer one. */
   removeNodes(nodes: readonly { readonly nodeId: string; readonly revision: number }[]): Promise<boolean[]>;
   nodeBundle(nodeId: string): Promise<NodeBundleRecord | null>;
-  /** The hash of every node served, by node id. */
-  nodeHashes(): Promise<Map<string, NodeHashEntry>>;
+  /** The hash of every node served (or of the nodes named), by node id; absent when none. */
+  nodeHashes(nodeIds?: readonly string[]): Promise<Map<string, NodeHashEntry>>;
   /**
    * Sets the marker that this cache has been filled, if it is missing; true when it was missing,
    * i.e. the cache is new or was flushed and every bundle must be written again.

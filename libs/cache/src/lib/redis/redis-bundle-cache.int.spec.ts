@@ -58,6 +58,9 @@ describe('RedisBundleCache', () => {
     expect(await cache.nodeBundle('n2')).toBeNull();
     expect(await cache.recordBundles([record('n2', 4, '7')])).toEqual([false]);
     expect([...(await cache.nodeHashes()).keys()]).toEqual(['n1']);
+    expect([...(await cache.nodeHashes(['n2', 'n1', 'n9']))]).toEqual([
+      ['n1', { revision: 3, hash: record('n1', 3, '4').hash }],
+    ]);
     expect(await cache.recordBundles([record('n2', 6, '8')])).toEqual([true]);
     expect((await cache.nodeBundle('n2'))?.hash).toBe(record('n2', 6, '8').hash);
   });

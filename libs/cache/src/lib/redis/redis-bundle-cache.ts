@@ -103,10 +103,17 @@ export class RedisBundleCache implements BundleCache {
     };
   }
 
-  async nodeHashes(): Promise<Map<string, NodeHashEntry>> {
-    const index = await this.client.hGetAll(this.indexKey());
+  async nodeHashes(nodeIds?: readonly string[]): Promise<Map<string, NodeHashEntry>> {
+    let entries: [string, string | null][];
+    if (nodeIds === undefined) entries = Object.entries(await this.client.hGetAll(this.indexKey()));
+    else if (nodeIds.length === 0) entries = [];
+    else {
+      const values = await this.client.hmGet(this.indexKey(), [...nodeIds]);
+      entries = nodeIds.map((nodeId, index) => [nodeId, values[index] ?? null]);
+    }
     const hashes = new Map<string, NodeHashEntry>();
-    for (const [nodeId, entry] of Object.entries(index)) {
+    for (const [nodeId, entry] of entries) {
+      if (entry === null) continue;
       const space = entry.indexOf(' ');
       hashes.set(nodeId, { revision: Number(entry.slice(0, space)), hash: entry.slice(space + 1) });
     }
