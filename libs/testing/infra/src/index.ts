@@ -1,3 +1,6 @@
 export { getTestInfrastructure, type TestInfrastructure } from './lib/test-infrastructure';
 export { INFRA_ENV } from './lib/plan';
 export { eventually } from './lib/eventually';
+export { ManagedProcess, type ProcessExit } from './lib/managed-process';
+export { freePort } from './lib/net';
+export { workspaceRoot } from './lib/system';

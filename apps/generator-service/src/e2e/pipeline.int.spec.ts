@@ -1,0 +1,101 @@
+import { buildDemoFleet } from '@policygen/fleets';
+import { eventually } from '@policygen/testing-infra';
+import { generateWithCli, Pipeline } from '../testing/pipeline';
+
+/**
+ * Issue 5's end-to-end path on real Postgres, Kafka and Redis, through the built services run as
+ * processes: HTTP → config-service → Postgres + outbox → Kafka → generator-service → Redis + Kafka.
+ * The reference for every bundle is `policygen generate` on the configuration the service exports.
+ */
+
+type Entity = Record<string, unknown>;
+
+function okHashes(generated: Map<string, { status: string; hash: string | null }>): Map<string, string> {
+  return new Map(
+    [...generated].flatMap(([nodeId, { status, hash }]) =>
+      status === 'ok' && hash ? [[nodeId, hash] as const] : [],
+    ),
+  );
+}
+
+describe('the pipeline from HTTP to node bundles', () => {
+  const pipeline = new Pipeline();
+
+  beforeAll(async () => {
+    await pipeline.start();
+    await pipeline.startGenerator();
+  }, 120_000);
+  afterAll(async () => {
+    await pipeline.stop();
+  }, 60_000);
+  afterEach(() => {
+    expect(pipeline.events.schemaErrors).toEqual([]);
+  });
+
+  it('publishes one bundle per node for an imported fleet, the hash `policygen generate` gives', async () => {
+    const imported = await pipeline.request('POST', '/api/v1/import', buildDemoFleet());
+    expect(imported.status).toBe(200);
+    const revision = await pipeline.revision();
+    const expected = okHashes(generateWithCli(await pipeline.exportFleet()));
+    expect(expected.size).toBeGreaterThan(250);
+
+    await eventually(() => pipeline.events.bundlesAt(revision).length >= expected.size, {
+      what: `${expected.size} node bundles at revision ${revision}`,
+      timeoutMs: 60_000,
+    });
+    await pipeline.settled(revision);
+    const published = pipeline.events.bundlesAt(revision);
+    expect(published).toHaveLength(expected.size);
+    expect(
+      new Map(published.map((event) => [event.nodeId, event.type === 'node.bundle' ? event.hash : null])),
+    ).toEqual(expected);
+    expect(await pipeline.servedHashes()).toEqual(expected);
+    // Every file of a published bundle can be fetched by its digest.
+    const sample = published[0];
+    if (sample?.type !== 'node.bundle') throw new Error('expected a node.bundle event');
+    for (const file of sample.files) expect(await pipeline.bundleCache().getBlob(file.sha256)).not.toBeNull();
+    // Nodes in the `ignored` state get nothing, and say so in their generation result.
+    const ignored = pipeline.events.resultsAt(revision).filter((event) => !expected.has(event.nodeId));
+    expect(ignored.map((event) => event.hash)).toEqual(ignored.map(() => null));
+  });
+
+  it("publishes exactly one bundle for a change to one node's property", async () => {
+    const node = (await pipeline.request('GET', '/api/v1/nodes/web-par-001')).body as Entity;
+    const properties = { ...(node['properties'] as Entity), e2e_marker: 'one node' };
+    const replaced = await pipeline.request('PUT', '/api/v1/nodes/web-par-001', { ...node, properties });
+    expect(replaced.status).toBe(200);
+    const revision = await pipeline.revision();
+    await pipeline.settled(revision);
+
+    const bundles = pipeline.events.bundlesAt(revision);
+    expect(bundles.map((event) => event.nodeId)).toEqual(['web-par-001']);
+    expect(pipeline.events.resultsAt(revision).map((event) => [event.nodeId, event.outcome])).toEqual([
+      ['web-par-001', 'generated'],
+    ]);
+    const expected = okHashes(generateWithCli(await pipeline.exportFleet()));
+    expect(await pipeline.servedHashes()).toEqual(expected);
+  });
+
+  it("publishes exactly the affected nodes' bundles for a directive change", async () => {
+    const before = okHashes(generateWithCli(await pipeline.exportFleet()));
+    const directive = (await pipeline.request('GET', '/api/v1/directives/pkg-nginx')).body as Entity;
+    const parameters = { ...(directive['parameters'] as Entity), state: 'latest' };
+    const replaced = await pipeline.request('PUT', '/api/v1/directives/pkg-nginx', {
+      ...directive,
+      parameters,
+    });
+    expect(replaced.status).toBe(200);
+    const revision = await pipeline.revision();
+    const after = okHashes(generateWithCli(await pipeline.exportFleet()));
+    const changed = [...after]
+      .filter(([nodeId, hash]) => before.get(nodeId) !== hash)
+      .map(([nodeId]) => nodeId);
+    expect(changed.length).toBeGreaterThan(10);
+    expect(changed.length).toBeLessThan(after.size / 2);
+
+    await pipeline.settled(revision);
+    const bundles = pipeline.events.bundlesAt(revision);
+    expect(bundles.map((event) => event.nodeId).sort()).toEqual(changed.sort());
+    expect(await pipeline.servedHashes()).toEqual(after);
+  });
+});

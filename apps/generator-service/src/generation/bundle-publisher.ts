@@ -1,0 +1,172 @@
+import { LRUCache } from 'lru-cache';
+import type { BundleCache, NodeBundleRecord } from '@policygen/cache';
+import type { JsonObject, NodeBundle, NodeError } from '@policygen/engine';
+import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/events';
+import type { MessageProducer } from '@policygen/messaging';
+import type { NodeOutcome } from './node-outcome';
+
+const MANIFEST = 'policy-manifest.json';
+
+/** The revision a batch of outcomes was generated at, and when that revision was committed. */
+export interface RevisionStamp {
+  readonly revision: number;
+  readonly committedAt: string;
+}
+
+export interface PublishSummary {
+  readonly generated: number;
+  readonly unchanged: number;
+  readonly failed: number;
+  readonly removed: number;
+  readonly blobsStored: number;
+}
+
+/**
+ * Turns computed nodes into the generator's outputs: file contents into the cache (once each),
+ * `node.bundle` / `node.deleted` events, the cache's node records, and a `generation.result` per
+ * node. A bundle is published only when its hash differs from the one the cache holds, so a
+ * restart or a rebalance republishes nothing that consumers already have. The event goes out
+ * before the cache records the hash: a crash in between republishes, it never loses.
+ */
+export class BundlePublisher {
+  /** Digests known to be in the cache: their contents need not travel again. */
+  private readonly storedBlobs = new LRUCache<string, true>({ max: 500_000 });
+
+  constructor(
+    private readonly cache: BundleCache,
+    private readonly producer: MessageProducer,
+    private readonly topics: TopicNames,
+  ) {}
+
+  /** After a flush, nothing may be assumed stored. */
+  forgetStoredBlobs(): void {
+    this.storedBlobs.clear();
+  }
+
+  async publish(
+    outcomes: readonly NodeOutcome[],
+    stamp: RevisionStamp,
+    materialise: (nodeId: string) => NodeBundle,
+  ): Promise<PublishSummary> {
+    const held = await this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId));
+    const bundles: NodeBundle[] = [];
+    const removals: string[] = [];
+    const events: GenerationEvent[] = [];
+    const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
+
+    for (const outcome of outcomes) {
+      const { result } = outcome.regeneration;
+      const heldHash = held.get(outcome.nodeId)?.hash ?? null;
+      const event = (
+        outcomeName: GenerationEvent['outcome'],
+        hash: string | null,
+        errors: readonly NodeError[] = [],
+      ) =>
+        events.push({
+          schemaVersion: 1,
+          type: 'generation.result',
+          nodeId: outcome.nodeId,
+          revision: stamp.revision,
+          outcome: outcomeName,
+          hash,
+          errors: errors.map((error) => ({ ...error }) as GenerationEvent['errors'][number]),
+          durationMs: outcome.durationMs,
+        });
+      if (result.status === 'failed') {
+        summary.failed++;
+        event('failed', heldHash, result.errors);
+      } else if (result.status === 'ignored') {
+        if (heldHash === null) {
+          summary.unchanged++;
+          event('unchanged', null);
+        } else {
+          removals.push(outcome.nodeId);
+          event('generated', null);
+        }
+      } else if (outcome.forced || result.hash !== heldHash) {
+        summary.generated++;
+        bundles.push(outcome.bundle ?? materialise(outcome.nodeId));
+        event('generated', result.hash);
+      } else {
+        summary.unchanged++;
+        event('unchanged', result.hash);
+      }
+    }
+
+    summary.blobsStored = await this.storeBlobs(bundles);
+    const records = bundles.map((bundle) => recordOf(bundle, stamp));
+    await this.producer.send(
+      this.topics.nodeBundles,
+      records.map((record) => message(record.nodeId, bundleEvent(record))),
+    );
+    await this.cache.recordBundles(records);
+    summary.removed = await this.remove(removals, stamp);
+    await this.producer.send(
+      this.topics.generationEvents,
+      events.map((event) => message(event.nodeId, event)),
+    );
+    return summary;
+  }
+
+  /** Publishes the removal of nodes that left the fleet (or this cache's view of it). */
+  async remove(nodeIds: readonly string[], stamp: RevisionStamp): Promise<number> {
+    if (nodeIds.length === 0) return 0;
+    await this.producer.send(
+      this.topics.nodeBundles,
+      nodeIds.map((nodeId) =>
+        message(nodeId, {
+          schemaVersion: 1,
+          type: 'node.deleted',
+          nodeId,
+          revision: stamp.revision,
+          committedAt: stamp.committedAt,
+        } satisfies NodeBundleEvent),
+      ),
+    );
+    await this.cache.removeNodes(nodeIds.map((nodeId) => ({ nodeId, revision: stamp.revision })));
+    return nodeIds.length;
+  }
+
+  private async storeBlobs(bundles: readonly NodeBundle[]): Promise<number> {
+    const fresh = new Map<string, string>();
+    for (const bundle of bundles)
+      for (const file of bundle.files)
+        if (file.path !== MANIFEST && !this.storedBlobs.has(file.sha256))
+          fresh.set(file.sha256, file.content);
+    const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
+    for (const sha256 of fresh.keys()) this.storedBlobs.set(sha256, true);
+    return stored;
+  }
+}
+
+function recordOf(bundle: NodeBundle, stamp: RevisionStamp): NodeBundleRecord {
+  if (!bundle.manifest || !bundle.hash)
+    throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
+  return {
+    nodeId: bundle.nodeId,
+    hash: bundle.hash,
+    revision: stamp.revision,
+    committedAt: stamp.committedAt,
+    files: bundle.files
+      .filter((file) => file.path !== MANIFEST)
+      .map((file) => ({ path: file.path, sha256: file.sha256 })),
+    manifest: bundle.manifest as unknown as JsonObject,
+  };
+}
+
+function bundleEvent(record: NodeBundleRecord): NodeBundleEvent {
+  return {
+    schemaVersion: 1,
+    type: 'node.bundle',
+    nodeId: record.nodeId,
+    revision: record.revision,
+    committedAt: record.committedAt,
+    hash: record.hash,
+    files: [...record.files],
+    manifest: record.manifest,
+  };
+}
+
+function message(key: string, value: unknown): { key: string; value: string } {
+  return { key, value: JSON.stringify(value) };
+}

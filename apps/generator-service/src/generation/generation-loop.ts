@@ -1,0 +1,282 @@
+import { performance } from 'node:perf_hooks';
+import type { BundleCache } from '@policygen/cache';
+import type { NodeOwnership } from '@policygen/engine';
+import { GenerationEngine } from '@policygen/engine';
+import type { ConfigChangeEvent } from '@policygen/events';
+import type { Logger } from 'pino';
+import type { BundlePublisher, RevisionStamp } from './bundle-publisher';
+import type { NodeOutcome } from './node-outcome';
+import type { SnapshotSource } from './snapshot-source';
+
+/** What the consumers hand the loop; only the loop touches the engine. */
+export type WorkItem =
+  | { readonly kind: 'change'; readonly event: ConfigChangeEvent }
+  | { readonly kind: 'ownership'; readonly owns: NodeOwnership; readonly description: string }
+  | { readonly kind: 'request'; readonly nodeId: string; readonly revision: number };
+
+export interface GenerationLoopOptions {
+  readonly snapshots: SnapshotSource;
+  readonly cache: BundleCache;
+  readonly publisher: BundlePublisher;
+  readonly logger: Logger;
+  /** Nodes computed between two rounds of publishing (default 500). */
+  readonly sliceSize?: number;
+  /** Waits between attempts when the snapshot or the outputs fail (default 1 s). */
+  readonly retryDelayMs?: number;
+}
+
+export interface GenerationStatus {
+  readonly ready: boolean;
+  readonly revision: number | null;
+  readonly ownership: string;
+  readonly pending: number;
+  readonly queued: number;
+  readonly cycles: number;
+  readonly lastCycle: CycleReport | null;
+}
+
+export interface CycleReport {
+  readonly revision: number;
+  readonly changeSets: number;
+  readonly candidates: number;
+  readonly generated: number;
+  readonly unchanged: number;
+  readonly failed: number;
+  readonly removed: number;
+  readonly blobsStored: number;
+  readonly durationMs: number;
+}
+
+const NOBODY: NodeOwnership = () => false;
+
+/**
+ * The generator's single writer: it builds the engine from a snapshot, applies the change log in
+ * revision order (a gap means a new snapshot), and regenerates the pending nodes it owns in cycles.
+ * Work arriving during a cycle waits for the next one, so a burst of change sets costs one
+ * computation per node at the newest revision. The consumers only enqueue: they never wait on a
+ * cycle, so they keep their group membership however long a cycle takes.
+ */
+export class GenerationLoop {
+  private engine: GenerationEngine | undefined;
+  private owns: NodeOwnership = NOBODY;
+  private ownership = 'none yet';
+  private queue: WorkItem[] = [];
+  private readonly waitingRequests: { nodeId: string; revision: number }[] = [];
+  private readonly commitTimes = new Map<number, string>();
+  private reconcile = true;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private cycles = 0;
+  private lastCycle: CycleReport | null = null;
+  private readonly sliceSize: number;
+  private readonly retryDelayMs: number;
+
+  constructor(private readonly options: GenerationLoopOptions) {
+    this.sliceSize = options.sliceSize ?? 500;
+    this.retryDelayMs = options.retryDelayMs ?? 1_000;
+  }
+
+  enqueue(item: WorkItem): void {
+    this.queue.push(item);
+    this.wake?.();
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+  }
+
+  status(): GenerationStatus {
+    return {
+      ready: this.engine !== undefined,
+      revision: this.engine?.revision ?? null,
+      ownership: this.ownership,
+      pending: this.engine?.pendingNodes().length ?? 0,
+      queued: this.queue.length,
+      cycles: this.cycles,
+      lastCycle: this.lastCycle,
+    };
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.engine) await this.loadSnapshot();
+        await this.cycle();
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'generation cycle failed; retrying');
+        await this.sleep(this.retryDelayMs);
+        continue;
+      }
+      if (this.queue.length === 0 && !this.hasWork()) await this.idle();
+    }
+  }
+
+  private hasWork(): boolean {
+    return (this.engine?.pendingNodes().length ?? 0) > 0 || this.reconcile;
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = undefined;
+        resolve();
+      };
+      if (this.stopped || this.queue.length > 0) this.wake();
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private async loadSnapshot(): Promise<void> {
+    const snapshot = await this.options.snapshots.latest();
+    const engine = GenerationEngine.fromFleet(snapshot.fleet, { revision: snapshot.revision });
+    engine.setOwnership(this.owns);
+    this.engine = engine;
+    this.commitTimes.clear();
+    this.commitTimes.set(snapshot.revision, snapshot.committedAt ?? new Date().toISOString());
+    this.reconcile = true;
+    this.options.logger.info(
+      { revision: snapshot.revision, nodes: engine.compiled.nodeIds.length },
+      'configuration loaded from a snapshot',
+    );
+  }
+
+  private async cycle(): Promise<void> {
+    const started = performance.now();
+    const changeSets = await this.drainQueue();
+    const engine = this.engine;
+    if (!engine) return;
+    if (await this.options.cache.claimFreshness()) {
+      // A new or flushed cache: every owned node is published again.
+      this.options.publisher.forgetStoredBlobs();
+      engine.setOwnership(NOBODY);
+      engine.setOwnership(this.owns);
+      this.reconcile = true;
+    }
+    const stamp: RevisionStamp = {
+      revision: engine.revision,
+      committedAt: this.commitTimes.get(engine.revision) ?? new Date().toISOString(),
+    };
+    const forced = new Set<string>();
+    for (let index = this.waitingRequests.length - 1; index >= 0; index--) {
+      const request = this.waitingRequests[index] as { nodeId: string; revision: number };
+      if (request.revision > engine.revision) continue;
+      forced.add(request.nodeId);
+      this.waitingRequests.splice(index, 1);
+    }
+    engine.forceRegeneration(forced);
+
+    let removed = 0;
+    if (this.reconcile) {
+      removed += await this.removeVanishedNodes(engine, stamp);
+      this.reconcile = false;
+    }
+    const candidates = engine.pendingNodes();
+    const totals = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
+    for (let start = 0; start < candidates.length; start += this.sliceSize) {
+      const outcomes: NodeOutcome[] = [];
+      for (const nodeId of candidates.slice(start, start + this.sliceSize)) {
+        const began = performance.now();
+        const regeneration = engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() });
+        outcomes.push({
+          nodeId,
+          regeneration,
+          ...(!regeneration.skipped && regeneration.bundle ? { bundle: regeneration.bundle } : {}),
+          durationMs: performance.now() - began,
+          forced: forced.has(nodeId),
+        });
+      }
+      const summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
+        engine.bundle(nodeId, { generatedAt: Date.now() }),
+      );
+      for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += summary[key];
+    }
+    const deleted = engine.takeRemoved();
+    removed += await this.options.publisher.remove(deleted, stamp);
+    this.prune(engine.revision);
+
+    this.cycles++;
+    this.lastCycle = {
+      revision: engine.revision,
+      changeSets,
+      candidates: candidates.length,
+      ...totals,
+      removed: totals.removed + removed,
+      durationMs: Math.round(performance.now() - started),
+    };
+    if (candidates.length > 0 || removed > 0 || changeSets > 0)
+      this.options.logger.info(this.lastCycle, 'generation cycle');
+  }
+
+  /** Applies everything queued, in order; returns how many change sets moved the revision. */
+  private async drainQueue(): Promise<number> {
+    let applied = 0;
+    while (this.queue.length > 0) {
+      const items = this.queue;
+      this.queue = [];
+      for (const item of items) {
+        const engine = this.engine;
+        if (!engine) return applied;
+        if (item.kind === 'ownership') {
+          this.owns = item.owns;
+          this.ownership = item.description;
+          engine.setOwnership(item.owns);
+          this.reconcile = true;
+        } else if (item.kind === 'request') {
+          this.waitingRequests.push({ nodeId: item.nodeId, revision: item.revision });
+        } else if (item.event.revision > engine.revision) {
+          if (item.event.revision > engine.revision + 1 || !this.applyChange(engine, item.event)) {
+            this.options.logger.warn(
+              { at: engine.revision, received: item.event.revision },
+              'gap or divergence in the change log: loading a new snapshot',
+            );
+            await this.loadSnapshot();
+          } else applied++;
+        }
+      }
+    }
+    return applied;
+  }
+
+  private applyChange(engine: GenerationEngine, event: ConfigChangeEvent): boolean {
+    const outcome = engine.apply(event.changeSet);
+    if (!outcome.ok) {
+      this.options.logger.error(
+        { revision: event.revision, issues: outcome.issues.slice(0, 10) },
+        'a committed change set does not apply to this configuration',
+      );
+      return false;
+    }
+    this.commitTimes.set(event.revision, event.committedAt);
+    return true;
+  }
+
+  /** Owned nodes the cache still serves but the configuration no longer has (e.g. deleted while down). */
+  private async removeVanishedNodes(engine: GenerationEngine, stamp: RevisionStamp): Promise<number> {
+    const held = await this.options.cache.nodeHashes();
+    const vanished = [...held.keys()].filter(
+      (nodeId) => this.owns(nodeId) && !engine.compiled.nodes.has(nodeId),
+    );
+    return this.options.publisher.remove(vanished.sort(), stamp);
+  }
+
+  private prune(revision: number): void {
+    for (const held of this.commitTimes.keys()) if (held < revision) this.commitTimes.delete(held);
+  }
+}

@@ -1,0 +1,40 @@
+import type { Fleet } from '@policygen/engine';
+import { validateFleet } from '@policygen/engine';
+
+/** The configuration at a revision, from which the change log is followed. */
+export interface ConfigSnapshot {
+  readonly revision: number;
+  readonly fleet: Fleet;
+  /** When that revision was committed, if the source knows (ISO 8601). */
+  readonly committedAt?: string;
+}
+
+export interface SnapshotSource {
+  latest(): Promise<ConfigSnapshot>;
+}
+
+/** The config-service's export (`GET /api/v1/export`); its ETag is the revision. */
+export class HttpSnapshotSource implements SnapshotSource {
+  constructor(private readonly baseUrl: string) {}
+
+  async latest(): Promise<ConfigSnapshot> {
+    const url = new URL('/api/v1/export', this.baseUrl);
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`GET ${url.href} answered ${response.status}`);
+    const revision = Number(/^(?:W\/)?"?(\d+)"?$/.exec(response.headers.get('etag') ?? '')?.[1]);
+    if (!Number.isInteger(revision))
+      throw new Error(`GET ${url.href} gave no revision in its ETag (${response.headers.get('etag')})`);
+    const validation = validateFleet(await response.json());
+    if (!validation.ok)
+      throw new Error(
+        `the exported configuration at revision ${revision} is invalid: ` +
+          validation.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '),
+      );
+    const committedAt = response.headers.get('last-modified');
+    return {
+      revision,
+      fleet: validation.fleet,
+      ...(committedAt ? { committedAt: new Date(committedAt).toISOString() } : {}),
+    };
+  }
+}

@@ -1,0 +1,306 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { Pool } from 'pg';
+import { createClient } from 'redis';
+import type { NodeBundleEvent, GenerationEvent, Topic, TopicNames } from '@policygen/events';
+import { jsonSchemaOf, TOPICS, topicsFor } from '@policygen/events';
+import type { MessageConsumer } from '@policygen/messaging';
+import { createKafkaMessaging } from '@policygen/messaging';
+import { RedisBundleCache } from '@policygen/cache';
+import {
+  eventually,
+  freePort,
+  getTestInfrastructure,
+  ManagedProcess,
+  workspaceRoot,
+} from '@policygen/testing-infra';
+
+/**
+ * The real pipeline for end-to-end tests: the built config-service and generator-service run as
+ * processes (`npm run build` bundles them) against the harness's Postgres, Kafka and Redis, each
+ * pipeline in a namespace of its own (topics, database schema, Redis prefix, consumer group).
+ */
+
+const root = workspaceRoot();
+const infra = getTestInfrastructure();
+
+function bundled(service: string): string {
+  const file = join(root, 'dist', service, 'main.js');
+  if (!existsSync(file))
+    throw new Error(`${file} is missing: run \`npm run build\` (npm test does) before these tests`);
+  return file;
+}
+
+/** Every event the pipeline published, checked against its published JSON Schema as it arrives. */
+export class EventLog {
+  readonly bundles: NodeBundleEvent[] = [];
+  readonly results: GenerationEvent[] = [];
+  readonly schemaErrors: string[] = [];
+  private consumer: MessageConsumer | undefined;
+
+  async start(topics: TopicNames): Promise<void> {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats(ajv);
+    const validators = new Map<string, ReturnType<typeof ajv.compile>>([
+      [topics.nodeBundles, ajv.compile(jsonSchemaOf(TOPICS.nodeBundles))],
+      [topics.generationEvents, ajv.compile(jsonSchemaOf(TOPICS.generationEvents))],
+    ]);
+    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers });
+    const admin = await messaging.createAdmin();
+    await admin.createTopics([
+      { name: topics.nodeBundles, partitions: 4 },
+      { name: topics.generationEvents, partitions: 4 },
+    ]);
+    await admin.close();
+    this.consumer = await messaging.createConsumer({
+      groupId: `observer-${randomBytes(4).toString('hex')}`,
+      topics: [topics.nodeBundles, topics.generationEvents],
+      fromBeginning: true,
+    });
+    await this.consumer.start(async (batch) => {
+      const validate = validators.get(batch.topic);
+      for (const message of batch.messages) {
+        const event = JSON.parse(message.value.toString('utf8')) as unknown;
+        if (validate && !validate(event))
+          this.schemaErrors.push(`${batch.topic}: ${JSON.stringify(validate.errors)}`);
+        if (batch.topic === topics.nodeBundles) this.bundles.push(event as NodeBundleEvent);
+        else this.results.push(event as GenerationEvent);
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.close();
+  }
+
+  bundlesAt(revision: number): NodeBundleEvent[] {
+    return this.bundles.filter((event) => event.revision === revision);
+  }
+
+  resultsAt(revision: number): GenerationEvent[] {
+    return this.results.filter((event) => event.revision === revision);
+  }
+}
+
+export interface GeneratorProcess {
+  readonly instanceId: string;
+  readonly url: string;
+  readonly process: ManagedProcess;
+}
+
+export class Pipeline {
+  readonly id = randomBytes(5).toString('hex');
+  readonly topics: TopicNames;
+  readonly events = new EventLog();
+  readonly generators: GeneratorProcess[] = [];
+  configUrl = '';
+  private config: ManagedProcess | undefined;
+  private cache: RedisBundleCache | undefined;
+  private readonly logDir = mkdtempSync(join(tmpdir(), 'policygen-e2e-'));
+
+  constructor() {
+    this.topics = topicsFor(`e2e-${this.id}`);
+  }
+
+  get schema(): string {
+    return `e2e_${this.id}`;
+  }
+
+  get redisPrefix(): string {
+    return `e2e:${this.id}:`;
+  }
+
+  async start(): Promise<void> {
+    await this.events.start(this.topics);
+    const port = await freePort();
+    this.configUrl = `http://127.0.0.1:${port}`;
+    this.config = ManagedProcess.start({
+      name: 'config-service',
+      command: process.execPath,
+      args: [bundled('config-service')],
+      logFile: join(this.logDir, 'config-service.log'),
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: infra.databaseUrl,
+        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        POLICYGEN_DB_SCHEMA: this.schema,
+        POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
+      },
+    });
+    await this.waitHealthy(this.config, this.configUrl);
+    this.cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix: this.redisPrefix });
+  }
+
+  /** Starts a generator instance (or restarts one by its id), and waits until it answers. */
+  async startGenerator(instanceId = `g${this.generators.length + 1}`): Promise<GeneratorProcess> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const process_ = ManagedProcess.start({
+      name: `generator ${instanceId}`,
+      command: process.execPath,
+      args: [bundled('generator-service')],
+      logFile: join(this.logDir, `generator-${instanceId}.log`),
+      env: {
+        ...process.env,
+        PORT: String(port),
+        CONFIG_SERVICE_URL: this.configUrl,
+        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        REDIS_URL: infra.redisUrl,
+        POLICYGEN_INSTANCE_ID: instanceId,
+        POLICYGEN_GENERATOR_GROUP: `generator-${this.id}`,
+        POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
+        POLICYGEN_REDIS_PREFIX: this.redisPrefix,
+        POLICYGEN_PARTITIONS: '6',
+        POLICYGEN_SESSION_TIMEOUT_MS: '6000',
+      },
+    });
+    await this.waitHealthy(process_, url);
+    const generator = { instanceId, url, process: process_ };
+    const index = this.generators.findIndex((running) => running.instanceId === instanceId);
+    if (index >= 0) this.generators[index] = generator;
+    else this.generators.push(generator);
+    return generator;
+  }
+
+  async generatorStatus(
+    generator: GeneratorProcess,
+  ): Promise<{ revision: number | null; pending: number; queued: number; ownership: string }> {
+    const response = await fetch(`${generator.url}/health`);
+    return (await response.json()) as {
+      revision: number | null;
+      pending: number;
+      queued: number;
+      ownership: string;
+    };
+  }
+
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: unknown; headers: Headers }> {
+    const response = await fetch(`${this.configUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: text ? (JSON.parse(text) as unknown) : null,
+      headers: response.headers,
+    };
+  }
+
+  async revision(): Promise<number> {
+    const { body } = await this.request('GET', '/api/v1/revision');
+    return (body as { revision: number }).revision;
+  }
+
+  async exportFleet(): Promise<unknown> {
+    return (await this.request('GET', '/api/v1/export')).body;
+  }
+
+  /** The node → hash map the generators serve (their Redis state). */
+  async servedHashes(): Promise<Map<string, string>> {
+    const held = await (this.cache as RedisBundleCache).nodeHashes();
+    return new Map([...held].map(([nodeId, entry]) => [nodeId, entry.hash]));
+  }
+
+  bundleCache(): RedisBundleCache {
+    return this.cache as RedisBundleCache;
+  }
+
+  /** Waits until every generator has applied `revision` and has nothing left to do. */
+  async settled(revision: number, timeoutMs = 60_000): Promise<void> {
+    await eventually(
+      async () => {
+        for (const generator of this.generators) {
+          if (!generator.process.running) continue;
+          const status = await this.generatorStatus(generator).catch(() => undefined);
+          if (!status || status.revision !== revision || status.pending > 0 || status.queued > 0)
+            return false;
+        }
+        return true;
+      },
+      { what: `the generators at revision ${revision} with nothing pending`, timeoutMs, intervalMs: 100 },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.generators.map((generator) => generator.process.stop()));
+    await this.config?.stop();
+    await this.events.stop();
+    await this.cache?.close();
+    const pool = new Pool({ connectionString: infra.databaseUrl });
+    await pool.query(`drop schema if exists "${this.schema}" cascade`);
+    await pool.end();
+    const client = createClient({ url: infra.redisUrl });
+    await client.connect();
+    const keys = await client.keys(`${this.redisPrefix}*`);
+    for (let start = 0; start < keys.length; start += 1_000)
+      await client.del(keys.slice(start, start + 1_000));
+    await client.close();
+  }
+
+  logs(): string {
+    return readdirSync(this.logDir)
+      .map(
+        (file) =>
+          `--- ${file}\n${readFileSync(join(this.logDir, file), 'utf8').split('\n').slice(-30).join('\n')}`,
+      )
+      .join('\n');
+  }
+
+  private async waitHealthy(managed: ManagedProcess, url: string): Promise<void> {
+    await eventually(
+      async () => {
+        if (!managed.running)
+          throw new Error(`${managed.name} ${managed.describeExit()}:\n${managed.logTail()}`);
+        return fetch(`${url}/health`).then(
+          (response) => response.ok,
+          () => false,
+        );
+      },
+      { what: `${managed.name} to answer on ${url}/health`, timeoutMs: 60_000, intervalMs: 100 },
+    );
+  }
+}
+
+/** What `policygen generate` gives for a fleet file: node → bundle hash, for the nodes that get a tree. */
+export function generateWithCli(fleet: unknown): Map<string, { status: string; hash: string | null }> {
+  const dir = mkdtempSync(join(tmpdir(), 'policygen-e2e-generate-'));
+  const fleetFile = join(dir, 'fleet.json');
+  writeFileSync(fleetFile, JSON.stringify(fleet));
+  const out = join(dir, 'out');
+  try {
+    execFileSync(
+      process.execPath,
+      [join(root, 'dist', 'cli', 'policygen.js'), 'generate', '--fleet', fleetFile, '--out', out],
+      {
+        stdio: 'pipe',
+      },
+    );
+  } catch (error) {
+    // Exit 1: some node failed, the others are written.
+    if ((error as { status?: number }).status !== 1) throw error;
+  }
+  const result = new Map<string, { status: string; hash: string | null }>();
+  for (const nodeId of readdirSync(out)) {
+    const manifest = JSON.parse(readFileSync(join(out, nodeId, 'policy-manifest.json'), 'utf8')) as {
+      status: string;
+      hash: string | null;
+    };
+    result.set(nodeId, { status: manifest.status, hash: manifest.hash });
+  }
+  return result;
+}
+
+export type { Topic };
