@@ -43,8 +43,8 @@ export default [
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries() },
   },
   {
-    // Tests may also use the test-only libraries.
-    files: ['**/*.spec.ts'],
+    // Tests, and the helpers only tests import (src/testing), may also use the test-only libraries.
+    files: ['**/*.spec.ts', '**/src/testing/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
   },
   {

@@ -24,6 +24,8 @@ const OPTIONAL_NEST_MODULES = [
   'class-transformer',
   'class-transformer/storage',
   'class-validator',
+  // Swagger UI's files are found relative to this package's own folder, which a bundle does not have.
+  'swagger-ui-dist',
 ];
 
 const common = {

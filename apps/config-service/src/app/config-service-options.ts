@@ -1,0 +1,29 @@
+import type { LoggerService, LogLevel } from '@nestjs/common';
+import type { Messaging } from '@policygen/messaging';
+import type { ConfigStore } from '@policygen/store';
+
+/** What the config service is built from; the app owns the store from then on and closes it. */
+export interface ConfigServiceOptions {
+  readonly store: ConfigStore;
+  readonly messaging: Messaging;
+  /** Largest request body accepted, in bytes (default 64 MiB). */
+  readonly bodyLimitBytes?: number;
+  /**
+   * The change-log topic, which must be the one the store's outbox writes to (default
+   * `policygen.config.changes.v1`; a namespaced name from `topicsFor`).
+   */
+  readonly changeTopic?: string;
+  /** How often outbox messages still unpublished are retried, in ms (default 1000). */
+  readonly publishIntervalMs?: number;
+  /** How often commits made by other instances are caught up with, in ms (default 1000). */
+  readonly followIntervalMs?: number;
+  readonly logger?: LoggerService | LogLevel[] | false;
+}
+
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** The background timings, as the services receive them. */
+export interface ServiceTimings {
+  readonly publishIntervalMs: number;
+  readonly followIntervalMs: number;
+}

@@ -1,0 +1,64 @@
+import { TOPICS } from '@policygen/events';
+import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import type { Messaging } from '@policygen/messaging';
+import { ChangesController } from '../changes/changes.controller';
+import { ChangesService } from '../changes/changes.service';
+import { ENTITY_CONTROLLERS } from '../entities/entity-controllers';
+import { EntityService } from '../entities/entity.service';
+import { HealthController } from '../health/health.controller';
+import { createOutboxProducer } from '../outbox/outbox-producer';
+import { OutboxService } from '../outbox/outbox.service';
+import { ParametersController } from '../parameters/parameters.controller';
+import { ParametersService } from '../parameters/parameters.service';
+import { SettingsController } from '../settings/settings.controller';
+import { SettingsService } from '../settings/settings.service';
+import { ConfigStateService } from '../state/config-state.service';
+import type { ConfigServiceOptions, ServiceTimings } from './config-service-options';
+import { StoreLifecycle } from './store-lifecycle';
+import { CONFIG_STORE, MESSAGING, OUTBOX_PRODUCER, SERVICE_TIMINGS } from './tokens';
+
+@Module({})
+export class ConfigServiceModule {
+  static forRoot(options: ConfigServiceOptions): DynamicModule {
+    const timings: ServiceTimings = {
+      publishIntervalMs: options.publishIntervalMs ?? 1_000,
+      followIntervalMs: options.followIntervalMs ?? 1_000,
+    };
+    return {
+      module: ConfigServiceModule,
+      controllers: [
+        ...ENTITY_CONTROLLERS,
+        ParametersController,
+        SettingsController,
+        ChangesController,
+        HealthController,
+      ],
+      providers: [
+        {
+          // Resolved before anything that uses the store: the tables are migrated first.
+          provide: CONFIG_STORE,
+          useFactory: async () => {
+            await options.store.migrate();
+            return options.store;
+          },
+        },
+        { provide: MESSAGING, useValue: options.messaging },
+        {
+          provide: OUTBOX_PRODUCER,
+          useFactory: (messaging: Messaging) =>
+            createOutboxProducer(messaging, options.changeTopic ?? TOPICS.configChanges),
+          inject: [MESSAGING],
+        },
+        { provide: SERVICE_TIMINGS, useValue: timings },
+        StoreLifecycle,
+        OutboxService,
+        ConfigStateService,
+        EntityService,
+        ParametersService,
+        SettingsService,
+        ChangesService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,5 @@
+/** Injection tokens of the ports; classes are injected by their class. */
+export const CONFIG_STORE = Symbol('ConfigStore');
+export const MESSAGING = Symbol('Messaging');
+export const OUTBOX_PRODUCER = Symbol('OutboxProducer');
+export const SERVICE_TIMINGS = Symbol('ServiceTimings');

@@ -1,0 +1,21 @@
+/** The entity tag of a revision: every response about the configuration carries it as `ETag`. */
+export function etagOf(revision: number): string {
+  return `"${revision}"`;
+}
+
+/**
+ * Whether an `If-Match` header lets a change apply at `revision`. Absent or empty: yes. Tags may be
+ * quoted or not, weak or strong, listed with commas, or `*`.
+ */
+export function ifMatchAccepts(header: string | undefined, revision: number): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  return header
+    .split(',')
+    .map((tag) => tag.trim())
+    .some((tag) => tag === '*' || tagValue(tag) === String(revision));
+}
+
+function tagValue(tag: string): string {
+  const strong = tag.startsWith('W/') ? tag.slice(2) : tag;
+  return strong.length >= 2 && strong.startsWith('"') && strong.endsWith('"') ? strong.slice(1, -1) : strong;
+}

@@ -1,0 +1,2 @@
+export { createConfigServiceApp } from './app/create-config-service-app';
+export type { ConfigServiceOptions } from './app/config-service-options';

@@ -1,0 +1,44 @@
+import 'reflect-metadata';
+import { pino } from 'pino';
+import { createKafkaMessaging } from '@policygen/messaging';
+import { PostgresConfigStore } from '@policygen/store';
+import { createConfigServiceApp } from './app/create-config-service-app';
+import { PinoNestLogger } from './runtime/pino-nest-logger';
+import { readServiceConfig, ServiceConfigError } from './runtime/service-config';
+
+const logger = pino({ base: { service: 'config-service' } });
+
+async function main(): Promise<void> {
+  const config = readServiceConfig(process.env);
+  const messaging = createKafkaMessaging({
+    brokers: config.kafkaBrokers,
+    clientId: 'config-service',
+    log: ({ level, namespace, message, extra }) =>
+      logger[level]({ source: 'kafka', namespace, ...extra }, message),
+  });
+  const store = new PostgresConfigStore({
+    connectionString: config.databaseUrl,
+    schema: config.schema,
+    changeTopic: config.changeTopic,
+  });
+  const app = await createConfigServiceApp({
+    store,
+    messaging,
+    bodyLimitBytes: config.bodyLimitBytes,
+    changeTopic: config.changeTopic,
+    logger: new PinoNestLogger(logger),
+  }).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  app.enableShutdownHooks();
+  await app.listen(config.port);
+  logger.info({ port: config.port, schema: config.schema }, 'config service listening');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ServiceConfigError) logger.fatal(error.message);
+  else logger.fatal({ err: error }, `config service failed to start: ${(error as Error).message}`);
+  // Exits even if a half-started client still holds the event loop; pino writes synchronously.
+  process.exit(1);
+});

@@ -1,0 +1,156 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { FleetIndex, validateChangeSet } from '@policygen/engine';
+import type { ParsedChangeSet, ValidationIssue } from '@policygen/engine';
+import { RevisionConflictError } from '@policygen/store';
+import type { CommittedChange, ConfigStore } from '@policygen/store';
+import type { ServiceTimings } from '../app/config-service-options';
+import { CONFIG_STORE, SERVICE_TIMINGS } from '../app/tokens';
+import { preconditionFailed, unavailable } from '../http/api-errors';
+import { ifMatchAccepts } from '../http/if-match';
+import { OutboxService } from '../outbox/outbox.service';
+import { SerialQueue } from './serial-queue';
+
+/** The configuration at a revision; read it synchronously, it moves on with the next commit. */
+export interface ConfigState {
+  readonly revision: number;
+  readonly index: FleetIndex;
+}
+
+/** One change to the configuration, as a request asks for it. */
+export interface Mutation {
+  /** The change set to commit, built against the configuration it will apply to; throws to refuse. */
+  build(state: ConfigState): unknown;
+  /** The error to answer with when the validator refuses the change set. */
+  refuse(issues: readonly ValidationIssue[]): Error;
+  /** The request's `If-Match` header: the revision the client expects to change. */
+  readonly ifMatch?: string | undefined;
+}
+
+/**
+ * How long one mutation keeps trying while other instances commit first. Each lost try means
+ * another commit went through, so the log moves on; a mutation only waits out a busy writer.
+ */
+const RETRY_WINDOW_MS = 10_000;
+
+/**
+ * The configuration in memory, at the store's revision, and the one way to change it: mutations run
+ * one at a time; each is validated by the engine against the configuration it applies to and
+ * committed only if the store is still at that revision. When another instance committed first,
+ * its changes are applied here and the mutation is validated again.
+ */
+@Injectable()
+export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(ConfigStateService.name);
+  private readonly queue = new SerialQueue();
+  private state: ConfigState | undefined;
+  private followTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+
+  constructor(
+    @Inject(CONFIG_STORE) private readonly store: ConfigStore,
+    @Inject(OutboxService) private readonly outbox: OutboxService,
+    @Inject(SERVICE_TIMINGS) private readonly timings: ServiceTimings,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.reload();
+    this.followTimer = setInterval(() => {
+      if (this.queue.idle) void this.queue.run(() => this.follow());
+    }, this.timings.followIntervalMs);
+    this.followTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.followTimer);
+    await this.queue.drained();
+  }
+
+  get current(): ConfigState {
+    if (!this.state) throw new Error('the configuration is not loaded yet');
+    return this.state;
+  }
+
+  mutate(mutation: Mutation): Promise<CommittedChange> {
+    return this.queue.run(async () => {
+      if (this.closing) throw unavailable('the service is shutting down');
+      const deadline = Date.now() + RETRY_WINDOW_MS;
+      let refusedBefore = false;
+      while (Date.now() < deadline) {
+        const { revision } = this.current;
+        const prepared = this.prepare(mutation);
+        if ('refusal' in prepared) {
+          // Refused against what may be an old configuration: another instance may have committed
+          // what makes it right. Once caught up, a refusal is the answer.
+          if (!refusedBefore && (await this.caughtUp(revision))) {
+            refusedBefore = true;
+            continue;
+          }
+          throw prepared.refusal;
+        }
+        try {
+          const committed = await this.store.commit(prepared.change, { expectedRevision: revision });
+          await this.advance(committed);
+          this.outbox.publishSoon();
+          return committed;
+        } catch (error) {
+          if (!(error instanceof RevisionConflictError)) throw error;
+          await this.follow();
+        }
+      }
+      throw unavailable('other instances keep committing first; try again');
+    });
+  }
+
+  /** The mutation's change set, validated against the current configuration, or why it is refused. */
+  private prepare(mutation: Mutation): { change: ParsedChangeSet } | { refusal: unknown } {
+    const { revision, index } = this.current;
+    if (!ifMatchAccepts(mutation.ifMatch, revision))
+      return { refusal: preconditionFailed(mutation.ifMatch ?? '', revision) };
+    try {
+      const validation = validateChangeSet(mutation.build(this.current), index);
+      return validation.ok ? { change: validation.change } : { refusal: mutation.refuse(validation.issues) };
+    } catch (refusal) {
+      return { refusal };
+    }
+  }
+
+  private async caughtUp(revision: number): Promise<boolean> {
+    await this.follow();
+    return this.current.revision !== revision;
+  }
+
+  /** Applies what other instances committed since our revision. */
+  private async follow(): Promise<void> {
+    try {
+      for (;;) {
+        const changes = await this.store.changesSince(this.current.revision);
+        if (changes.length === 0) return;
+        for (const change of changes) await this.advance(change);
+      }
+    } catch (error) {
+      this.logger.warn(`could not catch up with the store: ${(error as Error).message}`);
+    }
+  }
+
+  private async advance(change: CommittedChange): Promise<void> {
+    const { revision, index } = this.current;
+    try {
+      if (change.revision !== revision + 1)
+        throw new Error(`revision ${change.revision} does not follow ${revision}`);
+      index.apply(change.changeSet);
+      this.state = { revision: change.revision, index };
+    } catch (error) {
+      // The index may be half-updated: start again from the store's snapshot.
+      this.logger.error(`could not apply revision ${change.revision}: ${(error as Error).message}`);
+      await this.reload();
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const snapshot = await this.store.snapshot();
+    this.state = { revision: snapshot.revision, index: FleetIndex.build(snapshot.fleet) };
+    this.logger.log(`configuration loaded at revision ${snapshot.revision}`);
+  }
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Pool } from 'pg';
+import { createKafkaMessaging } from '@policygen/messaging';
+import type { Messaging } from '@policygen/messaging';
+import { PostgresConfigStore } from '@policygen/store';
+import { getTestInfrastructure } from '@policygen/testing-infra';
+import { createConfigServiceApp } from '../app/create-config-service-app';
+import { ApiClient } from './api-client';
+
+/** A config service started in-process on the harness's Postgres and Kafka, on a free port. */
+export interface RunningConfigService {
+  readonly app: NestExpressApplication;
+  readonly api: ApiClient;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly schema: string;
+  readonly bodyLimitBytes?: number;
+  readonly messaging?: Messaging;
+  readonly publishIntervalMs?: number;
+  readonly followIntervalMs?: number;
+}
+
+export function testMessaging(clientId = 'config-service-it'): Messaging {
+  return createKafkaMessaging({
+    brokers: getTestInfrastructure().kafkaBrokers,
+    clientId,
+    log: () => undefined,
+  });
+}
+
+export async function startConfigService(options: StartOptions): Promise<RunningConfigService> {
+  const store = new PostgresConfigStore({
+    connectionString: getTestInfrastructure().databaseUrl,
+    schema: options.schema,
+  });
+  const app = await createConfigServiceApp({
+    store,
+    messaging: options.messaging ?? testMessaging(),
+    logger: ['error'],
+    ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
+    ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
+    ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),
+  });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return { app, api: new ApiClient(`http://127.0.0.1:${port}`), stop: () => app.close() };
+}
+
+/** A fresh schema name per suite: suites run in parallel on one database. */
+export function uniqueSchema(prefix: string): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const pool = new Pool({ connectionString: getTestInfrastructure().databaseUrl });
+  try {
+    await pool.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await pool.end();
+  }
+}
