@@ -44,6 +44,21 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  // jsonb reorders object keys, and key order is meaning here: a technique's promise attributes
+  // are rendered in the order they are written. json keeps the text as it was given.
+  '0002-json-keeps-key-order': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      for (const [table, column] of [
+        ['entities', 'body'],
+        ['change_log', 'change_set'],
+        ['outbox', 'payload'],
+      ] as const)
+        await db.schema
+          .alterTable(table)
+          .alterColumn(column, (alter) => alter.setDataType(sql`json using ${sql.ref(column)}::json`))
+          .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

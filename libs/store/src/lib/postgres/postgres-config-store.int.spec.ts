@@ -57,6 +57,14 @@ describe('PostgresConfigStore', () => {
     const snapshot = await store.snapshot();
     expect(snapshot.revision).toBe(1);
     expect(snapshot.fleet).toEqual(engine.toFleet());
+    // Key order too, where it has meaning: a technique's promise attributes render in the order they are written.
+    // (Global parameters are a map read by name, kept sorted.)
+    const ordered = (fleet: Fleet): string => JSON.stringify({ ...fleet, parameters: {} });
+    expect(ordered(snapshot.fleet)).toBe(ordered(engine.toFleet()));
+    const [message] = await store.unpublished();
+    expect(JSON.stringify((message?.payload as { changeSet: unknown }).changeSet)).toBe(
+      JSON.stringify(committed.changeSet),
+    );
     await store.migrate(); // a second migration is a no-op
     expect((await store.snapshot()).revision).toBe(1);
   });
