@@ -41,6 +41,7 @@ describe('the pipeline from HTTP to node bundles', () => {
       timeoutMs: 60_000,
     });
     await pipeline.settled(revision);
+    await pipeline.events.quiet(() => true, 'the import');
     const published = pipeline.events.bundlesAt(revision);
     expect(published).toHaveLength(expected.size);
     expect(
@@ -68,6 +69,10 @@ describe('the pipeline from HTTP to node bundles', () => {
     // Seen by a consumer of the bundle topic: HTTP, commit, outbox, Kafka twice, generation, Redis.
     process.stdout.write(`one node's property: request to bundle event in ${Date.now() - sent} ms\n`);
     await pipeline.settled(revision);
+    await pipeline.events.quiet(
+      () => pipeline.events.resultsAt(revision).length > 0,
+      'its generation result',
+    );
 
     const bundles = pipeline.events.bundlesAt(revision);
     expect(bundles.map((event) => event.nodeId)).toEqual(['web-par-001']);
@@ -97,6 +102,10 @@ describe('the pipeline from HTTP to node bundles', () => {
     expect(changed.length).toBeLessThan(after.size / 2);
 
     await pipeline.settled(revision);
+    await pipeline.events.quiet(
+      () => pipeline.events.bundlesAt(revision).length >= changed.length,
+      `${changed.length} bundles at revision ${revision}`,
+    );
     const bundles = pipeline.events.bundlesAt(revision);
     expect(bundles.map((event) => event.nodeId).sort()).toEqual(changed.sort());
     expect(await pipeline.servedHashes()).toEqual(after);

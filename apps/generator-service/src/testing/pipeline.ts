@@ -41,6 +41,7 @@ export class EventLog {
   readonly bundles: NodeBundleEvent[] = [];
   readonly results: GenerationEvent[] = [];
   readonly schemaErrors: string[] = [];
+  lastArrival = Date.now();
   private consumer: MessageConsumer | undefined;
 
   async start(topics: TopicNames): Promise<void> {
@@ -63,6 +64,7 @@ export class EventLog {
       fromBeginning: true,
     });
     await this.consumer.start(async (batch) => {
+      this.lastArrival = Date.now();
       const validate = validators.get(batch.topic);
       for (const message of batch.messages) {
         const event = JSON.parse(message.value.toString('utf8')) as unknown;
@@ -76,6 +78,17 @@ export class EventLog {
 
   async stop(): Promise<void> {
     await this.consumer?.close();
+  }
+
+  /**
+   * Waits until `enough` holds and then no event has arrived for `quietMs`: what a test counts
+   * after that is all there is, not a prefix still in flight.
+   */
+  async quiet(enough: () => boolean, what: string, quietMs = 1_000): Promise<void> {
+    await eventually(() => enough() && Date.now() - this.lastArrival >= quietMs, {
+      what: `${what}, then ${quietMs} ms without events`,
+      timeoutMs: 60_000,
+    });
   }
 
   bundlesAt(revision: number): NodeBundleEvent[] {
