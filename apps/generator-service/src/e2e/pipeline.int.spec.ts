@@ -1,5 +1,6 @@
 import { buildDemoFleet } from '@policygen/fleets';
-import { eventually } from '@policygen/testing-infra';
+import { createKafkaMessaging } from '@policygen/messaging';
+import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
 import { generateWithCli, Pipeline } from '../testing/pipeline';
 
 /**
@@ -110,5 +111,49 @@ describe('the pipeline from HTTP to node bundles', () => {
     expect(bundles.map((event) => event.nodeId).sort()).toEqual(changed.sort());
     expect(await pipeline.servedHashes()).toEqual(after);
     expect(pipeline.events.schemaErrors).toEqual([]);
+  });
+
+  it('survives a poison message and a revision gap in the change log, and ends where the log ends', async () => {
+    const revision = await pipeline.revision();
+    const messaging = createKafkaMessaging({ brokers: getTestInfrastructure().kafkaBrokers });
+    const producer = await messaging.createProducer();
+    const admin = await messaging.createAdmin();
+    try {
+      // Not an event at all, then a revision from the future: the log skipped some.
+      await producer.send(pipeline.topics.configChanges, [
+        { key: 'config', value: 'not json' },
+        {
+          key: 'config',
+          value: JSON.stringify({
+            schemaVersion: 1,
+            type: 'config.change',
+            revision: revision + 5,
+            committedAt: new Date().toISOString(),
+            changeSet: { upsert: {}, delete: {} },
+          }),
+        },
+      ]);
+      expect(await admin.listTopics()).toContain(`${pipeline.topics.configChanges}.dlq`);
+    } finally {
+      await producer.close();
+      await admin.close();
+    }
+    await eventually(() => pipeline.logs(Infinity).includes('gap or divergence in the change log'), {
+      what: 'the generator to notice the gap',
+    });
+    expect(pipeline.logs(Infinity)).toContain('unreadable event sent to the DLQ');
+
+    const node = (await pipeline.request('GET', '/api/v1/nodes/db-par-001')).body as Entity;
+    const properties = { ...(node['properties'] as Entity), e2e_after_gap: true };
+    expect((await pipeline.request('PUT', '/api/v1/nodes/db-par-001', { ...node, properties })).status).toBe(
+      200,
+    );
+    await pipeline.settled(revision + 1);
+    await pipeline.events.quiet(
+      () => pipeline.events.bundlesAt(revision + 1).length > 0,
+      'the bundle after the gap',
+    );
+    expect(pipeline.events.bundlesAt(revision + 1).map((event) => event.nodeId)).toEqual(['db-par-001']);
+    expect(await pipeline.servedHashes()).toEqual(okHashes(generateWithCli(await pipeline.exportFleet())));
   });
 });

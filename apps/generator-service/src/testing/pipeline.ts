@@ -263,11 +263,12 @@ export class Pipeline {
     await client.close();
   }
 
-  logs(): string {
+  /** The services' logs, each cut to its last `lines` lines. */
+  logs(lines = 30): string {
     return readdirSync(this.logDir)
       .map(
         (file) =>
-          `--- ${file}\n${readFileSync(join(this.logDir, file), 'utf8').split('\n').slice(-30).join('\n')}`,
+          `--- ${file}\n${readFileSync(join(this.logDir, file), 'utf8').split('\n').slice(-lines).join('\n')}`,
       )
       .join('\n');
   }
