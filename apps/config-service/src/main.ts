@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     connectionString: config.databaseUrl,
     schema: config.schema,
     changeTopic: config.changeTopic,
+    maxEventBytes: config.maxEventBytes,
   });
   const app = await createConfigServiceApp({
     store,

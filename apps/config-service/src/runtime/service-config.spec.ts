@@ -11,6 +11,7 @@ describe('readServiceConfig', () => {
         schema: 'public',
         bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
         changeTopic: 'policygen.config.changes.v1',
+        maxEventBytes: 900 * 1024,
       },
     );
     expect(
@@ -21,12 +22,14 @@ describe('readServiceConfig', () => {
         POLICYGEN_DB_SCHEMA: 'cs',
         POLICYGEN_MAX_BODY_BYTES: '1024',
         POLICYGEN_TOPIC_NAMESPACE: 'staging',
+        POLICYGEN_MAX_EVENT_BYTES: '2048',
       }),
     ).toMatchObject({
       port: 8080,
       schema: 'cs',
       bodyLimitBytes: 1024,
       changeTopic: 'staging.policygen.config.changes.v1',
+      maxEventBytes: 2048,
     });
   });
 

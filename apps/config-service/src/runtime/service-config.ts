@@ -10,6 +10,8 @@ export interface ServiceConfig {
   readonly bodyLimitBytes: number;
   /** The change-log topic, in the deployment's namespace (`POLICYGEN_TOPIC_NAMESPACE`). */
   readonly changeTopic: string;
+  /** The largest change set a change event carries; a larger one is left out (the export has it). */
+  readonly maxEventBytes: number;
 }
 
 export class ServiceConfigError extends Error {
@@ -17,6 +19,8 @@ export class ServiceConfigError extends Error {
 }
 
 const DEFAULT_PORT = 3001;
+/** Under Kafka's default 1 MiB message limit. */
+const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
 
 /** Reads the environment; throws one error naming every variable that is missing or wrong. */
 export function readServiceConfig(env: Readonly<Record<string, string | undefined>>): ServiceConfig {
@@ -37,6 +41,14 @@ export function readServiceConfig(env: Readonly<Record<string, string | undefine
     Number.MAX_SAFE_INTEGER,
     problems,
   );
+  const maxEventBytes = integer(
+    env,
+    'POLICYGEN_MAX_EVENT_BYTES',
+    DEFAULT_MAX_EVENT_BYTES,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    problems,
+  );
   const schema = env['POLICYGEN_DB_SCHEMA']?.trim() || 'public';
   let changeTopic = '';
   try {
@@ -45,7 +57,7 @@ export function readServiceConfig(env: Readonly<Record<string, string | undefine
     problems.push(`POLICYGEN_TOPIC_NAMESPACE: ${(error as Error).message}`);
   }
   if (problems.length > 0) throw new ServiceConfigError(`invalid configuration: ${problems.join('; ')}`);
-  return { databaseUrl, kafkaBrokers, port, schema, bodyLimitBytes, changeTopic };
+  return { databaseUrl, kafkaBrokers, port, schema, bodyLimitBytes, changeTopic, maxEventBytes };
 }
 
 function integer(

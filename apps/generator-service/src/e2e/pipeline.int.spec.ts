@@ -119,7 +119,7 @@ describe('the pipeline from HTTP to node bundles', () => {
     const producer = await messaging.createProducer();
     const admin = await messaging.createAdmin();
     try {
-      // Not an event at all, then a revision from the future: the log skipped some.
+      // Not an event at all, then revision r+2 ahead of r+1, as if the log had lost one.
       await producer.send(pipeline.topics.configChanges, [
         { key: 'config', value: 'not json' },
         {
@@ -127,7 +127,7 @@ describe('the pipeline from HTTP to node bundles', () => {
           value: JSON.stringify({
             schemaVersion: 1,
             type: 'config.change',
-            revision: revision + 5,
+            revision: revision + 2,
             committedAt: new Date().toISOString(),
             changeSet: { upsert: {}, delete: {} },
           }),
@@ -143,17 +143,28 @@ describe('the pipeline from HTTP to node bundles', () => {
     });
     expect(pipeline.logs(Infinity)).toContain('unreadable event sent to the DLQ');
 
-    const node = (await pipeline.request('GET', '/api/v1/nodes/db-par-001')).body as Entity;
-    const properties = { ...(node['properties'] as Entity), e2e_after_gap: true };
-    expect((await pipeline.request('PUT', '/api/v1/nodes/db-par-001', { ...node, properties })).status).toBe(
-      200,
-    );
-    await pipeline.settled(revision + 1);
+    // The real r+1 and r+2: the generator's new snapshot has to reach r+2.
+    for (const [nodeId, step] of [
+      ['db-par-001', 1],
+      ['db-par-002', 2],
+    ] as const) {
+      const node = (await pipeline.request('GET', `/api/v1/nodes/${nodeId}`)).body as Entity;
+      const properties = { ...(node['properties'] as Entity), e2e_after_gap: step };
+      expect((await pipeline.request('PUT', `/api/v1/nodes/${nodeId}`, { ...node, properties })).status).toBe(
+        200,
+      );
+    }
+    await pipeline.settled(revision + 2);
     await pipeline.events.quiet(
-      () => pipeline.events.bundlesAt(revision + 1).length > 0,
-      'the bundle after the gap',
+      () => pipeline.events.bundlesAt(revision + 2).length >= 2,
+      'the bundles after the gap',
     );
-    expect(pipeline.events.bundlesAt(revision + 1).map((event) => event.nodeId)).toEqual(['db-par-001']);
+    expect(
+      pipeline.events
+        .bundlesAt(revision + 2)
+        .map((event) => event.nodeId)
+        .sort(),
+    ).toEqual(['db-par-001', 'db-par-002']);
     expect(await pipeline.servedHashes()).toEqual(okHashes(generateWithCli(await pipeline.exportFleet())));
   });
 });

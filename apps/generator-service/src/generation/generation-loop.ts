@@ -23,6 +23,8 @@ export interface GenerationLoopOptions {
   readonly sliceSize?: number;
   /** Waits between attempts when the snapshot or the outputs fail (default 1 s). */
   readonly retryDelayMs?: number;
+  /** How long a snapshot older than the change log is asked for again (default 30 s). */
+  readonly snapshotPatienceMs?: number;
 }
 
 export interface GenerationStatus {
@@ -71,10 +73,12 @@ export class GenerationLoop {
   private lastCycle: CycleReport | null = null;
   private readonly sliceSize: number;
   private readonly retryDelayMs: number;
+  private readonly snapshotPatienceMs: number;
 
   constructor(private readonly options: GenerationLoopOptions) {
     this.sliceSize = options.sliceSize ?? 500;
     this.retryDelayMs = options.retryDelayMs ?? 1_000;
+    this.snapshotPatienceMs = options.snapshotPatienceMs ?? 30_000;
   }
 
   enqueue(item: WorkItem): void {
@@ -143,8 +147,29 @@ export class GenerationLoop {
     });
   }
 
-  private async loadSnapshot(): Promise<void> {
-    const snapshot = await this.options.snapshots.latest();
+  /**
+   * Builds the engine from the config-service's snapshot, one at `atLeast` or newer: a config-service
+   * instance that has not caught up with the log yet is asked again.
+   */
+  private async loadSnapshot(atLeast = 0): Promise<void> {
+    const giveUpAt = Date.now() + this.snapshotPatienceMs;
+    let snapshot = await this.options.snapshots.latest();
+    while (snapshot.revision < atLeast && !this.stopped) {
+      if (Date.now() >= giveUpAt) {
+        // A revision the store never reaches did not come from it: go on from what it has.
+        this.options.logger.error(
+          { snapshot: snapshot.revision, needed: atLeast },
+          'the change log names a revision the config-service does not have; going on from its snapshot',
+        );
+        break;
+      }
+      this.options.logger.warn(
+        { snapshot: snapshot.revision, needed: atLeast },
+        'the snapshot is older than the change log; asking again',
+      );
+      await this.sleep(this.retryDelayMs);
+      snapshot = await this.options.snapshots.latest();
+    }
     const engine = GenerationEngine.fromFleet(snapshot.fleet, { revision: snapshot.revision });
     engine.setOwnership(this.owns);
     this.engine = engine;
@@ -241,12 +266,19 @@ export class GenerationLoop {
         } else if (item.kind === 'request') {
           this.waitingRequests.push({ nodeId: item.nodeId, revision: item.revision });
         } else if (item.event.revision > engine.revision) {
-          if (item.event.revision > engine.revision + 1 || !this.applyChange(engine, item.event)) {
+          const { event } = item;
+          if (!('changeSet' in event)) {
+            this.options.logger.info(
+              { revision: event.revision, bytes: event.changeSetOmitted.bytes },
+              'a change set too large for the log: loading a new snapshot',
+            );
+            await this.loadSnapshot(event.revision);
+          } else if (event.revision > engine.revision + 1 || !this.applyChange(engine, event)) {
             this.options.logger.warn(
-              { at: engine.revision, received: item.event.revision },
+              { at: engine.revision, received: event.revision },
               'gap or divergence in the change log: loading a new snapshot',
             );
-            await this.loadSnapshot();
+            await this.loadSnapshot(event.revision);
           } else applied++;
         }
       }
@@ -254,7 +286,10 @@ export class GenerationLoop {
     return applied;
   }
 
-  private applyChange(engine: GenerationEngine, event: ConfigChangeEvent): boolean {
+  private applyChange(
+    engine: GenerationEngine,
+    event: Extract<ConfigChangeEvent, { changeSet: unknown }>,
+  ): boolean {
     const outcome = engine.apply(event.changeSet);
     if (!outcome.ok) {
       this.options.logger.error(

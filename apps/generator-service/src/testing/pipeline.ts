@@ -144,6 +144,8 @@ export class Pipeline {
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         POLICYGEN_DB_SCHEMA: this.schema,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
+        // Below the demo fleet's import: imports travel as "left out, read the snapshot".
+        POLICYGEN_MAX_EVENT_BYTES: String(64 * 1024),
       },
     });
     await this.waitHealthy(this.config, this.configUrl);

@@ -21,6 +21,13 @@ const VALID: Record<Topic, Record<string, unknown>[]> = {
       committedAt: AT,
       changeSet: { upsert: { nodes: [{ id: 'n1', hostname: 'n1' }] }, delete: { rules: ['r-old'] } },
     },
+    {
+      schemaVersion: 1,
+      type: 'config.change',
+      revision: 8,
+      committedAt: AT,
+      changeSetOmitted: { bytes: 4_200_000 },
+    },
   ],
   [TOPICS.generationRequests]: [{ schemaVersion: 1, type: 'generation.request', nodeId: 'n1', revision: 0 }],
   [TOPICS.nodeBundles]: [
@@ -104,6 +111,17 @@ describe.each(Object.values(TOPICS))('events of %s', (topic) => {
       expect(validate({ ...event, addedLater: true })).toBe(true);
       expect(parseEvent(topic, { ...event, addedLater: true }).ok).toBe(true);
     }
+  });
+});
+
+describe('config change events', () => {
+  it('carry their change set or say it was left out, one or the other', () => {
+    const validate =
+      ajv.getSchema(String(published(TOPICS.configChanges)['$id'])) ??
+      ajv.compile(published(TOPICS.configChanges));
+    const { changeSet: _changeSet, ...neither } = VALID[TOPICS.configChanges][0] as Record<string, unknown>;
+    expect(validate(neither)).toBe(false);
+    expect(parseEvent(TOPICS.configChanges, neither).ok).toBe(false);
   });
 });
 

@@ -16,18 +16,33 @@ const sha256 = z.string().regex(/^[0-9a-f]{64}$/, { message: 'a lowercase hex SH
 const bundleHash = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'sha256:<64 hex>' });
 const timestamp = z.iso.datetime({ offset: true });
 
-/** One committed change set (fleet-format.md), at its gap-free revision. */
-export const configChangeEventSchema = z.object({
+const configChangeBase = {
   schemaVersion,
   type: z.literal('config.change'),
   revision: revision.min(1),
   committedAt: timestamp,
-  /** The change set as committed: `upsert` and `delete` sections of fleet-format.md. */
-  changeSet: z.object({
-    upsert: z.record(z.string(), z.unknown()).optional(),
-    delete: z.record(z.string(), z.unknown()).optional(),
+};
+
+/**
+ * One committed change set (fleet-format.md), at its gap-free revision. A change set too large
+ * for a message (an import of a big fleet) is left out and said so: a consumer then reads the
+ * configuration at this revision or a later one from the config-service (`GET /api/v1/export`).
+ */
+export const configChangeEventSchema = z.union([
+  z.object({
+    ...configChangeBase,
+    /** The change set as committed: `upsert` and `delete` sections of fleet-format.md. */
+    changeSet: z.object({
+      upsert: z.record(z.string(), z.unknown()).optional(),
+      delete: z.record(z.string(), z.unknown()).optional(),
+    }),
   }),
-});
+  z.object({
+    ...configChangeBase,
+    /** The change set's size as JSON, in bytes: over what a message may carry. */
+    changeSetOmitted: z.object({ bytes: z.number().int().positive() }),
+  }),
+]);
 
 /** A node to generate at this revision or a newer one (work partitioned by node id). */
 export const generationRequestSchema = z.object({

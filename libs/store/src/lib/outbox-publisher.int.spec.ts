@@ -41,7 +41,8 @@ describe('OutboxPublisher', () => {
         const parsed = parseEvent(TOPICS.configChanges, message.value.toString('utf8'));
         if (!parsed.ok) throw new Error(`a malformed event: ${JSON.stringify(parsed.issues)}`);
         // Other suites may share the topic: this run's events carry its id as a parameter.
-        if (JSON.stringify(parsed.event.changeSet).includes(run)) received.push(parsed.event);
+        if ('changeSet' in parsed.event && JSON.stringify(parsed.event.changeSet).includes(run))
+          received.push(parsed.event);
       }
     });
     schema = `outbox_${randomBytes(6).toString('hex')}`;

@@ -69,6 +69,30 @@ describe('PostgresConfigStore', () => {
     expect((await store.snapshot()).revision).toBe(1);
   });
 
+  it('leaves a change set too large for a message out of its event, and keeps it whole in the log', async () => {
+    if (!emptyFleet.ok) throw new Error('empty fleet invalid');
+    const small = new PostgresConfigStore({ connectionString: databaseUrl, schema, maxEventBytes: 4_096 });
+    try {
+      const engine = GenerationEngine.fromFleet(emptyFleet.fleet);
+      const imported = validated(engine, importOf(demoFleet()));
+      await small.commit(imported);
+      await small.commit(validated(engine, { upsert: { parameters: { extra: 1 } } }));
+      const [large, inline] = (await small.unpublished()).map((message) => message.payload);
+      expect(large).toEqual({
+        schemaVersion: 1,
+        type: 'config.change',
+        revision: 1,
+        committedAt: expect.any(String),
+        changeSetOmitted: { bytes: Buffer.byteLength(JSON.stringify(imported)) },
+      });
+      expect(parseEvent(TOPICS.configChanges, large).ok).toBe(true);
+      expect(inline).toMatchObject({ revision: 2, changeSet: { upsert: { parameters: { extra: 1 } } } });
+      expect((await small.changesSince(0))[0]?.changeSet).toEqual(imported);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('gives each commit the next revision, logs it, and writes its event to the outbox in the same transaction', async () => {
     if (!emptyFleet.ok) throw new Error('empty fleet invalid');
     const engine = GenerationEngine.fromFleet(emptyFleet.fleet);

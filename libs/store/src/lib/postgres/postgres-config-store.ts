@@ -33,7 +33,14 @@ export interface PostgresConfigStoreOptions {
   readonly maxConnections?: number;
   /** Where the outbox sends change events (default `policygen.config.changes.v1`; see `topicsFor`). */
   readonly changeTopic?: string;
+  /**
+   * The largest change set an event carries, as JSON bytes (default 900 KiB, under Kafka's default
+   * 1 MiB message limit); a larger one is left out of its event, which says so.
+   */
+  readonly maxEventBytes?: number;
 }
+
+const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
 
 /** The config store on Postgres, through Kysely: one transaction per commit, gap-free revisions. */
 export class PostgresConfigStore implements ConfigStore {
@@ -41,10 +48,12 @@ export class PostgresConfigStore implements ConfigStore {
   private readonly db: Kysely<StoreDatabase>;
   private readonly schema: string;
   private readonly changeTopic: string;
+  private readonly maxEventBytes: number;
 
   constructor(options: PostgresConfigStoreOptions) {
     this.schema = options.schema ?? 'public';
     this.changeTopic = options.changeTopic ?? TOPICS.configChanges;
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     this.root = new Kysely<StoreDatabase>({
       dialect: new PostgresDialect({
         pool: new Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 }),
@@ -152,18 +161,23 @@ export class PostgresConfigStore implements ConfigStore {
 
       const revision = current + 1;
       const committedAt = new Date();
+      const changeSetText = JSON.stringify(changeSet);
       await trx.updateTable('config_state').set({ revision }).where('id', '=', 1).execute();
       await trx
         .insertInto('change_log')
-        .values({ revision, committed_at: committedAt, change_set: JSON.stringify(changeSet) })
+        .values({ revision, committed_at: committedAt, change_set: changeSetText })
         .execute();
-      const event: ConfigChangeEvent = {
+      const changeSetBytes = Buffer.byteLength(changeSetText);
+      const header = {
         schemaVersion: 1,
         type: 'config.change',
         revision,
         committedAt: committedAt.toISOString(),
-        changeSet: { upsert: { ...changeSet.upsert }, delete: { ...changeSet.delete } },
-      };
+      } as const;
+      const event: ConfigChangeEvent =
+        changeSetBytes > this.maxEventBytes
+          ? { ...header, changeSetOmitted: { bytes: changeSetBytes } }
+          : { ...header, changeSet: { upsert: { ...changeSet.upsert }, delete: { ...changeSet.delete } } };
       await trx
         .insertInto('outbox')
         .values({
