@@ -208,10 +208,7 @@ export class GenerationLoop {
     engine.forceRegeneration(forced);
 
     let removed = 0;
-    if (this.reconcile) {
-      removed += await this.removeVanishedNodes(engine, stamp);
-      this.reconcile = false;
-    }
+    if (this.reconcile) removed += await this.removeVanishedNodes(engine, stamp);
     const candidates = engine.pendingNodes();
     const totals = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
     for (let start = 0; start < candidates.length; start += this.sliceSize) {
@@ -227,13 +224,24 @@ export class GenerationLoop {
           forced: forced.has(nodeId),
         });
       }
-      const summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
-        engine.bundle(nodeId, { generatedAt: Date.now() }),
-      );
+      let summary;
+      try {
+        summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
+          engine.bundle(nodeId, { generatedAt: Date.now() }),
+        );
+      } catch (error) {
+        // The engine holds these results already: without this they would never be published.
+        engine.forceRegeneration(outcomes.map((outcome) => outcome.nodeId));
+        for (const nodeId of forced) this.waitingRequests.push({ nodeId, revision: 0 });
+        throw error;
+      }
       for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += summary[key];
     }
     const deleted = engine.takeRemoved();
+    // Should the removal fail, the next cycle finds these nodes in the cache and not in the fleet.
+    this.reconcile = deleted.length > 0;
     removed += await this.options.publisher.remove(deleted, stamp);
+    this.reconcile = false;
     this.prune(engine.revision);
 
     this.cycles++;
