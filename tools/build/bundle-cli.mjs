@@ -16,8 +16,14 @@ const worker = join(root, 'dist', 'cli', 'generation-worker.js');
 const services = ['config-service', 'generator-service'];
 
 const OPTIONAL_NEST_MODULES = [
-  '@nestjs/microservices',
-  '@nestjs/microservices/microservices-module',
+  // The clients of @nestjs/microservices's own transports; ours is the messaging port.
+  'mqtt',
+  'nats',
+  'ioredis',
+  'amqplib',
+  'amqp-connection-manager',
+  '@grpc/grpc-js',
+  '@grpc/proto-loader',
   '@nestjs/websockets',
   '@nestjs/websockets/socket-module',
   '@fastify/static',
@@ -58,7 +64,7 @@ try {
         ...common,
         entryPoints: [join(root, 'apps', service, 'src', 'main.ts')],
         outfile: join(root, 'dist', service, 'main.js'),
-        // NestJS's optional integrations are required lazily; the services use none of them.
+        // Optional integrations NestJS requires lazily, and Swagger UI (see the list).
         external: OPTIONAL_NEST_MODULES,
       }),
     ),

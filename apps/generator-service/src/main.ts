@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { RedisBundleCache } from '@policygen/cache';
 import { topicsFor } from '@policygen/events';
 import { createKafkaMessaging } from '@policygen/messaging';
-import { createGeneratorHttpApp } from './app/generator-http';
 import { startGeneratorService } from './app/generator-service';
 import { HttpSnapshotSource } from './generation/snapshot-source';
 
@@ -47,16 +46,17 @@ async function main(): Promise<void> {
       ? {}
       : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
   });
-  const http = await createGeneratorHttpApp(generator);
-  await http.listen(env.PORT, '127.0.0.1');
-  logger.info({ url: await http.getUrl(), instance: env.POLICYGEN_INSTANCE_ID }, 'generator-service started');
+  await generator.app.listen(env.PORT, '127.0.0.1');
+  logger.info(
+    { url: await generator.app.getUrl(), instance: env.POLICYGEN_INSTANCE_ID },
+    'generator-service started',
+  );
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
-    await http.close();
     await generator.stop();
     await cache.close();
     process.exit(0);

@@ -5,3 +5,9 @@ export {
   type MessagingLogEntry,
 } from './lib/kafka/kafka-messaging';
 export { partitionForKey } from './lib/partitioning/partition-for-key';
+export {
+  MessagingContext,
+  MessagingTransport,
+  type EventPatternExtras,
+  type MessagingTransportOptions,
+} from './lib/nest/messaging-transport';

@@ -1,12 +1,20 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
+import { TOPICS } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
+import { MessagingTransport, partitionForKey } from '@policygen/messaging';
 import { BundlePublisher } from '../generation/bundle-publisher';
-import { EventConsumers } from '../generation/event-consumers';
-import type { GenerationStatus } from '../generation/generation-loop';
+import { DeadLetters } from '../generation/dead-letters';
 import { GenerationLoop } from '../generation/generation-loop';
 import type { SnapshotSource } from '../generation/snapshot-source';
+import { CHANGE_LOG_GROUP, GeneratorEventsController } from './generator-events.controller';
+import { HealthController } from './health.controller';
+import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
 
 export interface GeneratorServiceOptions {
   readonly messaging: Messaging;
@@ -23,14 +31,19 @@ export interface GeneratorServiceOptions {
 }
 
 export interface GeneratorService {
-  status(): GenerationStatus;
+  readonly app: INestApplication;
+  readonly loop: GenerationLoop;
   stop(): Promise<void>;
 }
 
-/** Wires the generator: topics, the idempotent producer, the loop and its consumers. */
+/**
+ * The generator as a NestJS app: HTTP for health, and its event handlers (`@EventPattern`) on the
+ * messaging transport. Topics it needs are created first; the loop starts before the handlers.
+ */
 export async function startGeneratorService(options: GeneratorServiceOptions): Promise<GeneratorService> {
   const { topics, messaging, logger } = options;
   const admin = await messaging.createAdmin();
+  let requestPartitions: number;
   try {
     await admin.createTopics([
       { name: topics.configChanges, partitions: 1 },
@@ -41,39 +54,61 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       { name: topics.generationEvents, partitions: options.partitions },
     ]);
     // The topic may predate this instance's settings: ownership follows the topic as it is.
-    const requestPartitions = await admin.partitionCount(topics.generationRequests);
-    const producer = await messaging.createProducer({ idempotent: true });
-    const loop = new GenerationLoop({
-      snapshots: options.snapshots,
-      cache: options.cache,
-      publisher: new BundlePublisher(options.cache, producer, topics),
-      logger,
-      ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
-    });
-    const consumers = new EventConsumers(
-      messaging,
-      producer,
-      loop,
-      {
-        topics,
-        groupId: options.groupId,
-        instanceId: options.instanceId,
-        requestPartitions,
-        ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-      },
-      logger,
-    );
-    loop.start();
-    await consumers.start();
-    return {
-      status: () => loop.status(),
-      async stop() {
-        await consumers.stop();
-        await loop.stop();
-        await producer.close();
-      },
-    };
+    requestPartitions = await admin.partitionCount(topics.generationRequests);
   } finally {
     await admin.close();
   }
+  const producer = await messaging.createProducer({ idempotent: true });
+  const loop = new GenerationLoop({
+    snapshots: options.snapshots,
+    cache: options.cache,
+    publisher: new BundlePublisher(options.cache, producer, topics),
+    logger,
+    ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
+  });
+
+  @Module({
+    controllers: [HealthController, GeneratorEventsController],
+    providers: [
+      { provide: GENERATION_LOOP, useValue: loop },
+      { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
+    ],
+  })
+  class GeneratorModule {}
+
+  const actualTopic = new Map<string, string>(
+    (Object.keys(TOPICS) as (keyof typeof TOPICS)[]).map((name) => [TOPICS[name], topics[name]]),
+  );
+  const transport = new MessagingTransport({
+    messaging,
+    topicOf: (pattern) => actualTopic.get(pattern) ?? pattern,
+    groupOf: (group) =>
+      group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,
+    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+    onAssignment: (pattern, assigned) => {
+      if (pattern !== TOPICS.generationRequests) return;
+      const partitions = new Set(assigned);
+      const description = `partitions [${[...partitions].sort((a, b) => a - b).join(',')}] of ${requestPartitions}`;
+      logger.info({ partitions: [...partitions] }, `owning the nodes of ${description}`);
+      loop.enqueue({
+        kind: 'ownership',
+        owns: (nodeId) => partitions.has(partitionForKey(nodeId, requestPartitions)),
+        description,
+      });
+    },
+  });
+
+  const app = await NestFactory.create(GeneratorModule, { logger: false });
+  app.connectMicroservice({ strategy: transport });
+  loop.start();
+  await app.startAllMicroservices();
+  return {
+    app,
+    loop,
+    async stop() {
+      await app.close();
+      await loop.stop();
+      await producer.close();
+    },
+  };
 }

@@ -1,16 +1,16 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import type { GeneratorService } from './generator-service';
-
-export const GENERATOR = Symbol('GENERATOR');
+import type { GenerationStatus } from '../generation/generation-loop';
+import type { GenerationLoop } from '../generation/generation-loop';
+import { GENERATION_LOOP } from './tokens';
 
 @Controller()
 export class HealthController {
-  constructor(@Inject(GENERATOR) private readonly generator: GeneratorService) {}
+  constructor(@Inject(GENERATION_LOOP) private readonly loop: GenerationLoop) {}
 
   /** Ready once the configuration is loaded; the body says where generation stands. */
   @Get('health')
-  health(): ReturnType<GeneratorService['status']> & { status: 'ok' | 'starting' } {
-    const status = this.generator.status();
+  health(): GenerationStatus & { status: 'ok' | 'starting' } {
+    const status = this.loop.status();
     return { status: status.ready ? 'ok' : 'starting', ...status };
   }
 }

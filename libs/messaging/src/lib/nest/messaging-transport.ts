@@ -1,0 +1,99 @@
+import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
+import { BaseRpcContext, Server } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import type {
+  ConsumerOptions,
+  MessageBatch,
+  MessageConsumer,
+  Messaging,
+  PartitionAssignment,
+} from '../messaging';
+
+/** What an `@EventPattern(topic, extras)` handler's extras say about its subscription. */
+export interface EventPatternExtras {
+  /** Which consumer group the handler reads in; the transport's `groupOf` turns it into an id. */
+  readonly group?: string;
+  /** Where a group with no committed offset starts (default: new messages only). */
+  readonly fromBeginning?: boolean;
+}
+
+export interface MessagingTransportOptions {
+  readonly messaging: Messaging;
+  /** The real topic of a pattern, e.g. a namespaced name (default: the pattern itself). */
+  readonly topicOf?: (pattern: string) => string;
+  /** The consumer-group id of a handler's `group` extra (default: the extra itself). */
+  readonly groupOf?: (group: string, pattern: string) => string;
+  readonly sessionTimeoutMs?: number;
+  /** Told the partitions of a pattern's topic this member holds, after each rebalance. */
+  readonly onAssignment?: (pattern: string, partitions: readonly number[]) => void;
+}
+
+/** The context of a handler call: the batch it was given. */
+export class MessagingContext extends BaseRpcContext<[MessageBatch]> {
+  get batch(): MessageBatch {
+    return this.getArgByIndex(0);
+  }
+}
+
+/**
+ * A NestJS transport strategy over the messaging port: each `@EventPattern(topic, extras)`
+ * handler gets its own consumer, in the group its extras name, and is given whole batches of one
+ * partition (Nest's built-in Kafka transport has one consumer for every topic and no batches). A
+ * batch's offsets are committed once the handler resolves; one that throws gets the batch again,
+ * so a handler sends what it cannot read to a dead-letter topic rather than throw.
+ */
+export class MessagingTransport extends Server implements CustomTransportStrategy {
+  private readonly consumers: MessageConsumer[] = [];
+
+  constructor(private readonly options: MessagingTransportOptions) {
+    super();
+  }
+
+  listen(callback: (error?: unknown) => void): void {
+    this.subscribeAll().then(
+      () => callback(),
+      (error: unknown) => callback(error),
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.consumers.splice(0).map((consumer) => consumer.close()));
+  }
+
+  on(): never {
+    throw new Error('MessagingTransport emits no events; use onAssignment');
+  }
+
+  unwrap<T>(): T {
+    return this.options.messaging as T;
+  }
+
+  private async subscribeAll(): Promise<void> {
+    for (const [pattern, handler] of this.getHandlers()) await this.subscribe(pattern, handler);
+  }
+
+  private async subscribe(pattern: string, handler: MessageHandler): Promise<void> {
+    const extras = (handler.extras ?? {}) as EventPatternExtras;
+    const topic = this.options.topicOf?.(pattern) ?? pattern;
+    const group = extras.group ?? pattern;
+    const consumerOptions: ConsumerOptions = {
+      groupId: this.options.groupOf?.(group, pattern) ?? group,
+      topics: [topic],
+      ...(extras.fromBeginning === undefined ? {} : { fromBeginning: extras.fromBeginning }),
+      ...(this.options.sessionTimeoutMs === undefined
+        ? {}
+        : { sessionTimeoutMs: this.options.sessionTimeoutMs }),
+    };
+    const consumer = await this.options.messaging.createConsumer(consumerOptions);
+    this.consumers.push(consumer);
+    const { onAssignment } = this.options;
+    if (onAssignment)
+      consumer.onAssignment((assignment: PartitionAssignment) =>
+        onAssignment(pattern, assignment[topic] ?? []),
+      );
+    await consumer.start(async (batch) => {
+      const result = await handler(batch, new MessagingContext([batch]));
+      await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+    });
+  }
+}
