@@ -1,7 +1,6 @@
-import type { ApiClient, ApiResponse } from './testing/api-client';
+import type { ApiResponse } from './testing/api-client';
 import { smallFleet } from './testing/fixtures';
-import type { RunningConfigService } from './testing/running-config-service';
-import { dropSchema, startConfigService, uniqueSchema } from './testing/running-config-service';
+import { configServiceForSuite } from './testing/running-config-service';
 
 interface ErrorBody {
   statusCode: number;
@@ -14,27 +13,19 @@ const BODY_LIMIT = 64 * 1024;
 
 /** Requests the service must refuse: a 4xx that says why, and the configuration untouched. */
 describe('config service: bad requests', () => {
-  const schema = uniqueSchema('cs_bad');
-  let service: RunningConfigService;
-  let api: ApiClient;
+  const suite = configServiceForSuite('cs_bad', { bodyLimitBytes: BODY_LIMIT });
 
   beforeAll(async () => {
-    service = await startConfigService({ schema, bodyLimitBytes: BODY_LIMIT });
-    api = service.api;
-    const seeded = await api.post('/api/v1/import', smallFleet());
+    const seeded = await suite.api.post('/api/v1/import', smallFleet());
     if (seeded.status !== 200) throw new Error(`could not import the fleet: ${seeded.text}`);
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await dropSchema(schema);
   });
 
   /** Sends a request that must fail with `status`, and checks that revision and export did not move. */
   async function expectRefused(status: number, send: () => Promise<ApiResponse>): Promise<ErrorBody> {
-    const before = await api.get('/api/v1/export');
+    const before = await suite.api.get('/api/v1/export');
     const response = await send();
     expect(response.status).toBe(status);
-    const after = await api.get('/api/v1/export');
+    const after = await suite.api.get('/api/v1/export');
     expect(after.etag).toBe(before.etag);
     expect(after.body).toEqual(before.body);
     const body = response.body as ErrorBody;
@@ -45,7 +36,7 @@ describe('config service: bad requests', () => {
 
   it('lists every unknown field of a change set with its JSON path', async () => {
     const body = await expectRefused(400, () =>
-      api.post('/api/v1/changes', {
+      suite.api.post('/api/v1/changes', {
         upsert: {
           directives: [{ id: 'd-new', name: 'New', technique: 'pkg', colour: 'red' }],
           nodes: [{ id: 'n9', hostname: 'h9', size: 'XL' }],
@@ -71,7 +62,7 @@ describe('config service: bad requests', () => {
 
   it('lists every dangling reference with its JSON path', async () => {
     const body = await expectRefused(400, () =>
-      api.post('/api/v1/changes', {
+      suite.api.post('/api/v1/changes', {
         upsert: {
           directives: [{ id: 'd-new', name: 'New', technique: 'no-such-technique' }],
           rules: [{ id: 'r-new', name: 'New', directives: ['d-ssh', 'd-gone'], targets: ['group:g-gone'] }],
@@ -97,7 +88,7 @@ describe('config service: bad requests', () => {
 
   it("reports an entity's issues at paths inside the body it was sent as", async () => {
     const directive = await expectRefused(400, () =>
-      api.post('/api/v1/directives', {
+      suite.api.post('/api/v1/directives', {
         id: 'd-new',
         name: 'New',
         technique: 'no-such',
@@ -113,7 +104,7 @@ describe('config service: bad requests', () => {
       ]),
     );
     const rule = await expectRefused(400, () =>
-      api.post('/api/v1/rules', {
+      suite.api.post('/api/v1/rules', {
         id: 'r-new',
         name: 'New',
         directives: ['d-gone', 'd-ssh'],
@@ -124,15 +115,15 @@ describe('config service: bad requests', () => {
       { path: '$.directives[0]', message: 'unknown directive d-gone' },
       { path: '$.targets[0]', message: 'unknown group g-gone' },
     ]);
-    const notAnObject = await expectRefused(400, () => api.post('/api/v1/nodes', ['n1']));
+    const notAnObject = await expectRefused(400, () => suite.api.post('/api/v1/nodes', ['n1']));
     expect(notAnObject.issues).toEqual([{ path: '$', message: 'expected object, got an array' }]);
-    const replaced = await expectRefused(400, () => api.put('/api/v1/nodes/n1', { hostname: '' }));
+    const replaced = await expectRefused(400, () => suite.api.put('/api/v1/nodes/n1', { hostname: '' }));
     expect(replaced.issues?.[0]?.path).toBe('$.hostname');
   });
 
   it('refuses malformed JSON with 400 naming the problem', async () => {
     const body = await expectRefused(400, () =>
-      api.send('POST', '/api/v1/changes', {
+      suite.api.send('POST', '/api/v1/changes', {
         raw: '{"upsert": {"parameters": {"a": 1,}}}',
         contentType: 'application/json',
       }),
@@ -140,22 +131,22 @@ describe('config service: bad requests', () => {
     expect(body.error).toBe('Bad Request');
     expect(body.message).toMatch(/^the request body is not valid JSON: .+/);
     const truncated = await expectRefused(400, () =>
-      api.send('PUT', '/api/v1/nodes/n1', { raw: '{"hostname": "x"', contentType: 'application/json' }),
+      suite.api.send('PUT', '/api/v1/nodes/n1', { raw: '{"hostname": "x"', contentType: 'application/json' }),
     );
     expect(truncated.message).toMatch(/^the request body is not valid JSON/);
   });
 
   it('refuses a body over the configured limit with 413, and takes one under it', async () => {
     const huge = { upsert: { parameters: { blob: 'x'.repeat(BODY_LIMIT + 1) } } };
-    const body = await expectRefused(413, () => api.post('/api/v1/changes', huge));
+    const body = await expectRefused(413, () => suite.api.post('/api/v1/changes', huge));
     expect(body.error).toBe('Payload Too Large');
     expect(body.message).toMatch(new RegExp(`is larger than the limit of ${BODY_LIMIT} bytes$`));
     const hugeImport = await expectRefused(413, () =>
-      api.post('/api/v1/import', { ...smallFleet(), parameters: { blob: 'x'.repeat(2 * BODY_LIMIT) } }),
+      suite.api.post('/api/v1/import', { ...smallFleet(), parameters: { blob: 'x'.repeat(2 * BODY_LIMIT) } }),
     );
     expect(hugeImport.message).toMatch(/larger than the limit/);
 
-    const fits = await api.post('/api/v1/changes', {
+    const fits = await suite.api.post('/api/v1/changes', {
       upsert: { parameters: { blob: 'x'.repeat(BODY_LIMIT / 2) } },
     });
     expect(fits.status).toBe(200);
@@ -163,17 +154,17 @@ describe('config service: bad requests', () => {
 
   it('refuses bodies that are not JSON, or missing, or the wrong shape', async () => {
     const text = await expectRefused(415, () =>
-      api.send('POST', '/api/v1/changes', { raw: 'upsert=1', contentType: 'text/plain' }),
+      suite.api.send('POST', '/api/v1/changes', { raw: 'upsert=1', contentType: 'text/plain' }),
     );
     expect(text.error).toBe('Unsupported Media Type');
-    const missing = await expectRefused(400, () => api.send('POST', '/api/v1/changes'));
+    const missing = await expectRefused(400, () => suite.api.send('POST', '/api/v1/changes'));
     expect(missing.message).toBe('this request needs a JSON body');
-    const array = await expectRefused(400, () => api.post('/api/v1/changes', [1, 2]));
+    const array = await expectRefused(400, () => suite.api.post('/api/v1/changes', [1, 2]));
     expect(array.issues).toEqual([
       { path: '$', message: 'a change set must be an object with upsert and/or delete' },
     ]);
     const fleet = await expectRefused(400, () =>
-      api.post('/api/v1/import', {
+      suite.api.post('/api/v1/import', {
         nodes: [{ id: 'n1', hostname: 'h', policyServer: 'relay-gone' }],
         colour: 1,
       }),
@@ -186,22 +177,22 @@ describe('config service: bad requests', () => {
       ]),
     );
     const yaml = await expectRefused(400, () =>
-      api.send('POST', '/api/v1/import', { raw: 'nodes: [unclosed', contentType: 'application/yaml' }),
+      suite.api.send('POST', '/api/v1/import', { raw: 'nodes: [unclosed', contentType: 'application/yaml' }),
     );
     expect(yaml.issues?.[0]?.message).toMatch(/^not valid YAML/);
   });
 
   it('refuses conflicts, missing entities and stale revisions, changing nothing', async () => {
     await expectRefused(409, () =>
-      api.post('/api/v1/directives', { id: 'd-ssh', name: 'again', technique: 'pkg' }),
+      suite.api.post('/api/v1/directives', { id: 'd-ssh', name: 'again', technique: 'pkg' }),
     );
-    await expectRefused(409, () => api.delete('/api/v1/directives/d-ssh'));
-    await expectRefused(409, () => api.delete('/api/v1/groups/g-web'));
-    await expectRefused(404, () => api.put('/api/v1/rules/r-none', { name: 'none' }));
-    await expectRefused(404, () => api.delete('/api/v1/nodes/n-none'));
-    await expectRefused(404, () => api.get('/api/v1/no-such-route'));
+    await expectRefused(409, () => suite.api.delete('/api/v1/directives/d-ssh'));
+    await expectRefused(409, () => suite.api.delete('/api/v1/groups/g-web'));
+    await expectRefused(404, () => suite.api.put('/api/v1/rules/r-none', { name: 'none' }));
+    await expectRefused(404, () => suite.api.delete('/api/v1/nodes/n-none'));
+    await expectRefused(404, () => suite.api.get('/api/v1/no-such-route'));
     await expectRefused(412, () =>
-      api.post(
+      suite.api.post(
         '/api/v1/changes',
         { upsert: { parameters: { late: 1 } } },
         { headers: { 'if-match': '"1"' } },

@@ -1,7 +1,5 @@
-import type { ApiClient } from './testing/api-client';
 import { baseRule, node, packageDirective, packageTechnique, relayEu, webGroup } from './testing/fixtures';
-import type { RunningConfigService } from './testing/running-config-service';
-import { dropSchema, startConfigService, uniqueSchema } from './testing/running-config-service';
+import { configServiceForSuite } from './testing/running-config-service';
 
 interface Mutation {
   revision: number;
@@ -10,21 +8,10 @@ interface Mutation {
 
 /** CRUD of every entity kind through the REST API, on real Postgres and Kafka. */
 describe('config service: entities', () => {
-  const schema = uniqueSchema('cs_entities');
-  let service: RunningConfigService;
-  let api: ApiClient;
-
-  beforeAll(async () => {
-    service = await startConfigService({ schema });
-    api = service.api;
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await dropSchema(schema);
-  });
+  const suite = configServiceForSuite('cs_entities');
 
   async function revision(): Promise<number> {
-    return (await api.get<{ revision: number }>('/api/v1/revision')).body.revision;
+    return (await suite.api.get<{ revision: number }>('/api/v1/revision')).body.revision;
   }
 
   it('creates every kind of entity with 201, each at the next revision, defaults applied', async () => {
@@ -41,13 +28,13 @@ describe('config service: entities', () => {
       ['rules', baseRule],
     ];
     for (const [index, [collection, entity]] of creations.entries()) {
-      const created = await api.post<Mutation>(`/api/v1/${collection}`, entity);
+      const created = await suite.api.post<Mutation>(`/api/v1/${collection}`, entity);
       expect(created.status).toBe(201);
       expect(created.body.revision).toBe(index + 1);
       expect(created.etag).toBe(`"${index + 1}"`);
       expect(created.body.entity).toMatchObject(entity);
     }
-    const technique = await api.get<Record<string, unknown>>('/api/v1/techniques/pkg/1.0');
+    const technique = await suite.api.get<Record<string, unknown>>('/api/v1/techniques/pkg/1.0');
     expect(technique.body).toEqual({
       ...packageTechnique,
       multiInstance: false,
@@ -56,16 +43,16 @@ describe('config service: entities', () => {
       promises: [{ type: 'packages', promiser: '{{package}}', attributes: {} }],
       refresh: [],
     });
-    const relationships = await api.get('/api/v1/relationships');
+    const relationships = await suite.api.get('/api/v1/relationships');
     expect(relationships.body).toEqual([{ from: 'd-ssh', to: 'd-vim', kind: '->' }]);
-    const directives = await api.get<Record<string, unknown>[]>('/api/v1/directives');
+    const directives = await suite.api.get<Record<string, unknown>[]>('/api/v1/directives');
     expect(
       directives.body.map((directive) => [directive['id'], directive['priority'], directive['enabled']]),
     ).toEqual([
       ['d-ssh', 5, true],
       ['d-vim', 5, true],
     ]);
-    expect((await api.get<{ id: string }[]>('/api/v1/nodes')).body.map((entry) => entry.id)).toEqual([
+    expect((await suite.api.get<{ id: string }[]>('/api/v1/nodes')).body.map((entry) => entry.id)).toEqual([
       'n1',
       'n2',
     ]);
@@ -84,7 +71,7 @@ describe('config service: entities', () => {
       ['/api/v1/relays/relay-eu', relayEu],
     ];
     for (const [path, expected] of paths) {
-      const found = await api.get(path);
+      const found = await suite.api.get(path);
       expect(found.status).toBe(200);
       expect(found.etag).toBe(`"${current}"`);
       expect(found.body).toMatchObject(expected);
@@ -99,12 +86,12 @@ describe('config service: entities', () => {
       '/api/v1/relays/nope',
       '/api/v1/parameters/nope',
     ]) {
-      const missing = await api.get<{ statusCode: number; message: string }>(path);
+      const missing = await suite.api.get<{ statusCode: number; message: string }>(path);
       expect(missing.status).toBe(404);
       expect(missing.body.statusCode).toBe(404);
       expect(missing.body.message).toMatch(/does not exist$/);
     }
-    expect((await api.get<{ message: string }>('/api/v1/directives/nope')).body.message).toBe(
+    expect((await suite.api.get<{ message: string }>('/api/v1/directives/nope')).body.message).toBe(
       'directive nope does not exist',
     );
   });
@@ -121,19 +108,19 @@ describe('config service: entities', () => {
       ['rules', baseRule, 'rule r-base already exists'],
     ];
     for (const [collection, entity, message] of duplicates) {
-      const refused = await api.post(`/api/v1/${collection}`, entity);
+      const refused = await suite.api.post(`/api/v1/${collection}`, entity);
       expect(refused.status).toBe(409);
       expect(refused.body).toEqual({ statusCode: 409, error: 'Conflict', message });
     }
     expect(await revision()).toBe(before);
-    expect((await api.get('/api/v1/directives/d-ssh')).body).toMatchObject({
+    expect((await suite.api.get('/api/v1/directives/d-ssh')).body).toMatchObject({
       parameters: { package: 'openssh-server' },
     });
   });
 
   it('replaces an entity with PUT (200), the key from the URL; a different key in the body is a 400', async () => {
     const before = await revision();
-    const replaced = await api.put<Mutation>('/api/v1/nodes/n1', {
+    const replaced = await suite.api.put<Mutation>('/api/v1/nodes/n1', {
       hostname: 'web1.example.com',
       properties: { datacenter: 'Paris' },
     });
@@ -147,21 +134,24 @@ describe('config service: entities', () => {
       facts: {},
       properties: { datacenter: 'Paris' },
     });
-    expect((await api.get('/api/v1/nodes/n1')).body).toEqual(replaced.body.entity);
+    expect((await suite.api.get('/api/v1/nodes/n1')).body).toEqual(replaced.body.entity);
 
-    const version = await api.put<Mutation>('/api/v1/techniques/pkg/1.0', {
+    const version = await suite.api.put<Mutation>('/api/v1/techniques/pkg/1.0', {
       ...packageTechnique,
       name: 'Packages',
     });
     expect(version.status).toBe(200);
     expect(version.body.entity['name']).toBe('Packages');
-    const rule = await api.put<Mutation>('/api/v1/rules/r-base', { ...baseRule, name: 'Base rule' });
+    const rule = await suite.api.put<Mutation>('/api/v1/rules/r-base', { ...baseRule, name: 'Base rule' });
     expect(rule.body.entity).toMatchObject({ id: 'r-base', name: 'Base rule', enabled: true });
-    const relationship = await api.put(`/api/v1/relationships/d-ssh/${encodeURIComponent('->')}/d-vim`, {});
+    const relationship = await suite.api.put(
+      `/api/v1/relationships/d-ssh/${encodeURIComponent('->')}/d-vim`,
+      {},
+    );
     expect(relationship.status).toBe(200);
     expect(await revision()).toBe(before + 4);
 
-    const mismatch = await api.put('/api/v1/directives/d-ssh', packageDirective('d-other', 'x'));
+    const mismatch = await suite.api.put('/api/v1/directives/d-ssh', packageDirective('d-other', 'x'));
     expect(mismatch.status).toBe(400);
     expect(mismatch.body).toEqual({
       statusCode: 400,
@@ -169,7 +159,7 @@ describe('config service: entities', () => {
       message: 'the directive is invalid (1 issue)',
       issues: [{ path: '$.id', message: 'must be "d-ssh", as in the URL' }],
     });
-    const techniqueMismatch = await api.put('/api/v1/techniques/pkg/1.0', {
+    const techniqueMismatch = await suite.api.put('/api/v1/techniques/pkg/1.0', {
       ...packageTechnique,
       version: '2.0',
     });
@@ -177,14 +167,14 @@ describe('config service: entities', () => {
     expect((techniqueMismatch.body as { issues: unknown }).issues).toEqual([
       { path: '$.version', message: 'must be "1.0", as in the URL' },
     ]);
-    const missing = await api.put('/api/v1/groups/g-none', { name: 'none' });
+    const missing = await suite.api.put('/api/v1/groups/g-none', { name: 'none' });
     expect(missing.status).toBe(404);
     expect(await revision()).toBe(before + 4);
   });
 
   it('deletes with 204; a directive or group still referenced is a 409 naming what refers to it', async () => {
     const before = await revision();
-    const referencedDirective = await api.delete('/api/v1/directives/d-vim');
+    const referencedDirective = await suite.api.delete('/api/v1/directives/d-vim');
     expect(referencedDirective.status).toBe(409);
     expect(referencedDirective.body).toEqual({
       statusCode: 409,
@@ -192,7 +182,7 @@ describe('config service: entities', () => {
       message: 'directive d-vim cannot be deleted: it is still referenced',
       issues: [{ path: '$', message: 'relationships[d-ssh -> d-vim].to: unknown directive d-vim' }],
     });
-    const referencedGroup = await api.delete('/api/v1/groups/g-web');
+    const referencedGroup = await suite.api.delete('/api/v1/groups/g-web');
     expect(referencedGroup.status).toBe(409);
     expect((referencedGroup.body as { issues: unknown }).issues).toEqual([
       { path: '$', message: 'rules[r-base].targets.include[0]: unknown group g-web' },
@@ -212,14 +202,14 @@ describe('config service: entities', () => {
       '/api/v1/relays/relay-eu',
     ];
     for (const [index, path] of deletions.entries()) {
-      const deleted = await api.delete(path);
+      const deleted = await suite.api.delete(path);
       expect(deleted.status).toBe(204);
       expect(deleted.text).toBe('');
       expect(deleted.etag).toBe(`"${before + index + 1}"`);
-      expect((await api.get(path)).status).toBe(404);
-      expect((await api.delete(path)).status).toBe(404);
+      expect((await suite.api.get(path)).status).toBe(404);
+      expect((await suite.api.delete(path)).status).toBe(404);
     }
-    const empty = await api.get<Record<string, unknown>>('/api/v1/export');
+    const empty = await suite.api.get<Record<string, unknown>>('/api/v1/export');
     for (const collection of [
       'techniques',
       'directives',
@@ -234,36 +224,36 @@ describe('config service: entities', () => {
 
   it('keeps global parameters of any JSON value: create, read, replace, delete', async () => {
     const before = await revision();
-    const created = await api.post('/api/v1/parameters', { name: 'dns_server', value: '10.0.0.1' });
+    const created = await suite.api.post('/api/v1/parameters', { name: 'dns_server', value: '10.0.0.1' });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ revision: before + 1, name: 'dns_server', value: '10.0.0.1' });
-    const value = await api.get('/api/v1/parameters/dns_server');
+    const value = await suite.api.get('/api/v1/parameters/dns_server');
     expect(value.headers.get('content-type')).toMatch(/^application\/json/);
     expect(value.text).toBe('"10.0.0.1"');
-    expect((await api.post('/api/v1/parameters', { name: 'dns_server', value: 1 })).status).toBe(409);
+    expect((await suite.api.post('/api/v1/parameters', { name: 'dns_server', value: 1 })).status).toBe(409);
 
     for (const next of [null, 42, [1, 'two'], { nested: { deep: true } }, 'text']) {
-      const replaced = await api.put('/api/v1/parameters/dns_server', next);
+      const replaced = await suite.api.put('/api/v1/parameters/dns_server', next);
       expect(replaced.status).toBe(200);
       expect((replaced.body as { value: unknown }).value).toEqual(next);
-      const read = await api.get('/api/v1/parameters/dns_server');
+      const read = await suite.api.get('/api/v1/parameters/dns_server');
       expect(read.status).toBe(200);
       expect(JSON.parse(read.text)).toEqual(next);
     }
-    await api.post('/api/v1/parameters', { name: 'ntp', value: { servers: ['a', 'b'] } });
-    expect((await api.get('/api/v1/parameters')).body).toEqual({
+    await suite.api.post('/api/v1/parameters', { name: 'ntp', value: { servers: ['a', 'b'] } });
+    expect((await suite.api.get('/api/v1/parameters')).body).toEqual({
       dns_server: 'text',
       ntp: { servers: ['a', 'b'] },
     });
-    expect((await api.put('/api/v1/parameters/missing', 1)).status).toBe(404);
+    expect((await suite.api.put('/api/v1/parameters/missing', 1)).status).toBe(404);
 
-    const badName = await api.post('/api/v1/parameters', { name: 'bad-name', value: 1, extra: true });
+    const badName = await suite.api.post('/api/v1/parameters', { name: 'bad-name', value: 1, extra: true });
     expect(badName.status).toBe(400);
     expect((badName.body as { issues: unknown }).issues).toEqual([
       { path: '$.extra', message: 'unknown field' },
       { path: '$.name', message: 'must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$' },
     ]);
-    const badOrdering = await api.post('/api/v1/parameters', {
+    const badOrdering = await suite.api.post('/api/v1/parameters', {
       name: 'policygen_ordering',
       value: 'sideways',
     });
@@ -272,28 +262,34 @@ describe('config service: entities', () => {
       { path: '$.value', message: 'must be one of alphanumeric, title-hash, random' },
     ]);
 
-    expect((await api.delete('/api/v1/parameters/ntp')).status).toBe(204);
-    expect((await api.get('/api/v1/parameters/ntp')).status).toBe(404);
+    expect((await suite.api.delete('/api/v1/parameters/ntp')).status).toBe(204);
+    expect((await suite.api.get('/api/v1/parameters/ntp')).status).toBe(404);
     expect(await revision()).toBe(before + 1 + 5 + 1 + 1);
   });
 
   it('replaces the settings with PUT (defaults for what is left out) and merges them with PATCH', async () => {
-    expect((await api.get('/api/v1/settings')).body).toEqual({ ordering: 'alphanumeric', orderingSeed: 0 });
-    const merged = await api.patch('/api/v1/settings', { ordering: 'random', orderingSeed: 7 });
+    expect((await suite.api.get('/api/v1/settings')).body).toEqual({
+      ordering: 'alphanumeric',
+      orderingSeed: 0,
+    });
+    const merged = await suite.api.patch('/api/v1/settings', { ordering: 'random', orderingSeed: 7 });
     expect(merged.status).toBe(200);
     expect((merged.body as { settings: unknown }).settings).toEqual({ ordering: 'random', orderingSeed: 7 });
-    const seedOnly = await api.patch('/api/v1/settings', { orderingSeed: 9 });
+    const seedOnly = await suite.api.patch('/api/v1/settings', { orderingSeed: 9 });
     expect((seedOnly.body as { settings: unknown }).settings).toEqual({
       ordering: 'random',
       orderingSeed: 9,
     });
-    const replaced = await api.put('/api/v1/settings', { ordering: 'title-hash' });
+    const replaced = await suite.api.put('/api/v1/settings', { ordering: 'title-hash' });
     expect((replaced.body as { settings: unknown }).settings).toEqual({
       ordering: 'title-hash',
       orderingSeed: 0,
     });
-    expect((await api.get('/api/v1/settings')).body).toEqual({ ordering: 'title-hash', orderingSeed: 0 });
-    const invalid = await api.put('/api/v1/settings', { ordering: 'sideways', colour: 'blue' });
+    expect((await suite.api.get('/api/v1/settings')).body).toEqual({
+      ordering: 'title-hash',
+      orderingSeed: 0,
+    });
+    const invalid = await suite.api.put('/api/v1/settings', { ordering: 'sideways', colour: 'blue' });
     expect(invalid.status).toBe(400);
     expect((invalid.body as { issues: unknown }).issues).toEqual([
       {
@@ -306,7 +302,7 @@ describe('config service: entities', () => {
 
   it('answers If-Match: the current revision applies, any other is a 412 with the current revision', async () => {
     const current = await revision();
-    const stale = await api.post(
+    const stale = await suite.api.post(
       '/api/v1/relays',
       { id: 'relay-us' },
       { headers: { 'if-match': `"${current - 1}"` } },
@@ -318,27 +314,27 @@ describe('config service: entities', () => {
       message: `If-Match "${current - 1}" does not match the current revision ${current}`,
       revision: current,
     });
-    expect((await api.get('/api/v1/relays/relay-us')).status).toBe(404);
-    expect((await api.delete('/api/v1/parameters/dns_server', { headers: { 'if-match': '0' } })).status).toBe(
-      412,
-    );
+    expect((await suite.api.get('/api/v1/relays/relay-us')).status).toBe(404);
+    expect(
+      (await suite.api.delete('/api/v1/parameters/dns_server', { headers: { 'if-match': '0' } })).status,
+    ).toBe(412);
 
-    const quoted = await api.post(
+    const quoted = await suite.api.post(
       '/api/v1/relays',
       { id: 'relay-us' },
       { headers: { 'if-match': `"${current}"` } },
     );
     expect(quoted.status).toBe(201);
     expect(quoted.etag).toBe(`"${current + 1}"`);
-    const bare = await api.put(
+    const bare = await suite.api.put(
       '/api/v1/relays/relay-us',
       {},
       { headers: { 'if-match': String(current + 1) } },
     );
     expect(bare.status).toBe(200);
-    const star = await api.delete('/api/v1/relays/relay-us', { headers: { 'if-match': '*' } });
+    const star = await suite.api.delete('/api/v1/relays/relay-us', { headers: { 'if-match': '*' } });
     expect(star.status).toBe(204);
-    const listed = await api.post(
+    const listed = await suite.api.post(
       '/api/v1/changes',
       { upsert: { parameters: { listed: true } } },
       { headers: { 'if-match': `"1", "${current + 3}"` } },

@@ -2,10 +2,8 @@ import { stringify } from 'yaml';
 import { compareCodeUnits, relationshipKey, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
 import { buildDemoFleet } from '@policygen/fleets';
-import type { ApiClient } from './testing/api-client';
 import { smallFleet } from './testing/fixtures';
-import type { RunningConfigService } from './testing/running-config-service';
-import { dropSchema, startConfigService, uniqueSchema } from './testing/running-config-service';
+import { configServiceForSuite } from './testing/running-config-service';
 
 /** A fleet file as the validator normalises it, each collection in key order, as export gives it. */
 function normalised(input: unknown): Fleet {
@@ -32,22 +30,11 @@ function normalised(input: unknown): Fleet {
 
 /** Import replaces the whole configuration in one revision; export gives it back. */
 describe('config service: import and export', () => {
-  const schema = uniqueSchema('cs_import');
-  let service: RunningConfigService;
-  let api: ApiClient;
-
-  beforeAll(async () => {
-    service = await startConfigService({ schema });
-    api = service.api;
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await dropSchema(schema);
-  });
+  const suite = configServiceForSuite('cs_import');
 
   it('imports the demo fleet in one revision; export gives it back as the validator normalises it', async () => {
     const demo = normalised(buildDemoFleet());
-    const imported = await api.post<{ revision: number; committedAt: string }>(
+    const imported = await suite.api.post<{ revision: number; committedAt: string }>(
       '/api/v1/import',
       buildDemoFleet(),
     );
@@ -56,54 +43,54 @@ describe('config service: import and export', () => {
     expect(imported.etag).toBe('"1"');
     expect(Date.parse(imported.body.committedAt)).not.toBeNaN();
 
-    const exported = await api.get<Fleet>('/api/v1/export');
+    const exported = await suite.api.get<Fleet>('/api/v1/export');
     expect(exported.status).toBe(200);
     expect(exported.etag).toBe('"1"');
     expect(exported.body).toEqual(demo);
     expect(exported.body.nodes).toHaveLength(300);
-    const nodes = await api.get<{ id: string }[]>('/api/v1/nodes');
+    const nodes = await suite.api.get<{ id: string }[]>('/api/v1/nodes');
     expect(nodes.body.map((entry) => entry.id)).toEqual(demo.nodes.map((entry) => entry.id));
 
     // What export gives imports again unchanged, at the next revision.
-    const again = await api.post<{ revision: number }>('/api/v1/import', exported.body);
+    const again = await suite.api.post<{ revision: number }>('/api/v1/import', exported.body);
     expect(again.body.revision).toBe(2);
-    expect((await api.get('/api/v1/export')).body).toEqual(demo);
+    expect((await suite.api.get('/api/v1/export')).body).toEqual(demo);
   });
 
   it('replaces the configuration with a second import: what the file leaves out is deleted', async () => {
-    const before = (await api.get<Fleet>('/api/v1/export')).body;
+    const before = (await suite.api.get<Fleet>('/api/v1/export')).body;
     expect(before.nodes.some((entry) => entry.id === 'n1')).toBe(false);
-    const replaced = await api.post<{ revision: number }>('/api/v1/import', smallFleet(), {
+    const replaced = await suite.api.post<{ revision: number }>('/api/v1/import', smallFleet(), {
       headers: { 'if-match': '"2"' },
     });
     expect(replaced.status).toBe(200);
     expect(replaced.body.revision).toBe(3);
 
-    const exported = await api.get<Fleet>('/api/v1/export');
+    const exported = await suite.api.get<Fleet>('/api/v1/export');
     expect(exported.body).toEqual(normalised(smallFleet()));
     for (const node of before.nodes.slice(0, 5))
-      expect((await api.get(`/api/v1/nodes/${node.id}`)).status).toBe(404);
+      expect((await suite.api.get(`/api/v1/nodes/${node.id}`)).status).toBe(404);
     for (const directive of before.directives.slice(0, 5))
-      expect((await api.get(`/api/v1/directives/${directive.id}`)).status).toBe(404);
-    expect((await api.get('/api/v1/parameters')).body).toEqual({ dns_server: '10.0.0.1' });
-    expect((await api.get<{ revision: number }>('/api/v1/revision')).body.revision).toBe(3);
+      expect((await suite.api.get(`/api/v1/directives/${directive.id}`)).status).toBe(404);
+    expect((await suite.api.get('/api/v1/parameters')).body).toEqual({ dns_server: '10.0.0.1' });
+    expect((await suite.api.get<{ revision: number }>('/api/v1/revision')).body.revision).toBe(3);
   });
 
   it('imports a fleet file sent as YAML', async () => {
     const fleet = { ...smallFleet(), parameters: { dns_server: '10.0.0.2', from_yaml: true } };
-    const imported = await api.send<{ revision: number }>('POST', '/api/v1/import', {
+    const imported = await suite.api.send<{ revision: number }>('POST', '/api/v1/import', {
       raw: stringify(fleet),
       contentType: 'application/yaml',
     });
     expect(imported.status).toBe(200);
     expect(imported.body.revision).toBe(4);
-    expect((await api.get('/api/v1/export')).body).toEqual(normalised(fleet));
+    expect((await suite.api.get('/api/v1/export')).body).toEqual(normalised(fleet));
   });
 
   it('imports an empty fleet file: everything is deleted, settings back to their defaults', async () => {
-    await api.put('/api/v1/settings', { ordering: 'random', orderingSeed: 3 });
-    const emptied = await api.post<{ revision: number }>('/api/v1/import', {});
+    await suite.api.put('/api/v1/settings', { ordering: 'random', orderingSeed: 3 });
+    const emptied = await suite.api.post<{ revision: number }>('/api/v1/import', {});
     expect(emptied.status).toBe(200);
-    expect((await api.get('/api/v1/export')).body).toEqual(normalised({}));
+    expect((await suite.api.get('/api/v1/export')).body).toEqual(normalised({}));
   });
 });

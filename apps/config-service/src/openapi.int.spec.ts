@@ -1,6 +1,4 @@
-import type { ApiClient } from './testing/api-client';
-import type { RunningConfigService } from './testing/running-config-service';
-import { dropSchema, startConfigService, uniqueSchema } from './testing/running-config-service';
+import { configServiceForSuite } from './testing/running-config-service';
 
 interface OpenApiDocument {
   openapi: string;
@@ -10,21 +8,10 @@ interface OpenApiDocument {
 
 /** The OpenAPI document describes the routes the service serves, with the fleet format's schemas. */
 describe('config service: OpenAPI document and health', () => {
-  const schema = uniqueSchema('cs_openapi');
-  let service: RunningConfigService;
-  let api: ApiClient;
-
-  beforeAll(async () => {
-    service = await startConfigService({ schema });
-    api = service.api;
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await dropSchema(schema);
-  });
+  const suite = configServiceForSuite('cs_openapi');
 
   it('serves the document at /api/docs-json, listing every route with its methods', async () => {
-    const response = await api.get<OpenApiDocument>('/api/docs-json');
+    const response = await suite.api.get<OpenApiDocument>('/api/docs-json');
     expect(response.status).toBe(200);
     const document = response.body;
     expect(document.openapi).toBe('3.1.0');
@@ -68,7 +55,7 @@ describe('config service: OpenAPI document and health', () => {
   });
 
   it("describes the entities with the engine's schemas, every reference resolvable", async () => {
-    const document = (await api.get<OpenApiDocument>('/api/docs-json')).body;
+    const document = (await suite.api.get<OpenApiDocument>('/api/docs-json')).body;
     const schemas = document.components.schemas;
     expect(schemas['Directive']).toMatchObject({
       type: 'object',
@@ -86,16 +73,16 @@ describe('config service: OpenAPI document and health', () => {
   });
 
   it('serves the Swagger UI at /api/docs', async () => {
-    const page = await api.get('/api/docs');
+    const page = await suite.api.get('/api/docs');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.text).toContain('swagger-ui');
-    expect((await api.get('/api/docs/swagger-ui-bundle.js')).status).toBe(200);
+    expect((await suite.api.get('/api/docs/swagger-ui-bundle.js')).status).toBe(200);
   });
 
   it('answers /health with the revision it serves', async () => {
-    expect((await api.get('/health')).body).toEqual({ status: 'ok', revision: 0 });
-    await api.post('/api/v1/parameters', { name: 'p', value: 1 });
-    expect((await api.get('/health')).body).toEqual({ status: 'ok', revision: 1 });
+    expect((await suite.api.get('/health')).body).toEqual({ status: 'ok', revision: 0 });
+    await suite.api.post('/api/v1/parameters', { name: 'p', value: 1 });
+    expect((await suite.api.get('/health')).body).toEqual({ status: 'ok', revision: 1 });
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FLEET_COLLECTIONS } from '@policygen/engine';
-import type { ValidationIssue } from '@policygen/engine';
+import type { ParsedChangeSet, ValidationIssue } from '@policygen/engine';
 import { alreadyExists, notFound, stillReferenced, validationFailed } from '../http/api-errors';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
@@ -48,8 +48,7 @@ export class EntityService {
       },
       refuse: (issues) => this.invalidEntity(kind, issues),
     });
-    const entity = committed.changeSet.upsert[kind.collection][0];
-    return new Revisioned(committed.revision, { revision: committed.revision, entity });
+    return upserted(kind, committed);
   }
 
   async replace(
@@ -66,8 +65,7 @@ export class EntityService {
       },
       refuse: (issues) => this.invalidEntity(kind, issues),
     });
-    const entity = committed.changeSet.upsert[kind.collection][0];
-    return new Revisioned(committed.revision, { revision: committed.revision, entity });
+    return upserted(kind, committed);
   }
 
   async remove(
@@ -112,4 +110,13 @@ function withKey(kind: EntityKind, key: EntityKey, body: unknown): unknown {
   );
   if (issues.length > 0) throw validationFailed(issues, `the ${kind.singular}`);
   return { ...record, ...key };
+}
+
+/** The answer to a create or replace: the new revision and the entity as committed, defaults applied. */
+function upserted(
+  kind: EntityKind,
+  committed: { readonly revision: number; readonly changeSet: ParsedChangeSet },
+): Revisioned<EntityMutationResult> {
+  const entity = committed.changeSet.upsert[kind.collection][0];
+  return new Revisioned(committed.revision, { revision: committed.revision, entity });
 }

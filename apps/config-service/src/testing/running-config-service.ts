@@ -63,3 +63,28 @@ export async function dropSchema(schema: string): Promise<void> {
     await pool.end();
   }
 }
+
+/**
+ * A config service for the enclosing `describe`, in a schema of its own: started before its tests,
+ * stopped and its schema dropped after them. `api` is ready inside the tests and later hooks.
+ */
+export function configServiceForSuite(
+  schemaPrefix: string,
+  options: Omit<StartOptions, 'schema'> = {},
+): { readonly api: ApiClient } {
+  const schema = uniqueSchema(schemaPrefix);
+  let service: RunningConfigService | undefined;
+  beforeAll(async () => {
+    service = await startConfigService({ ...options, schema });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await dropSchema(schema);
+  });
+  return {
+    get api(): ApiClient {
+      if (!service) throw new Error('the config service is not started yet');
+      return service.api;
+    },
+  };
+}

@@ -290,8 +290,27 @@ export class Pipeline {
   }
 }
 
-/** What `policygen generate` gives for a fleet file: node → bundle hash, for the nodes that get a tree. */
-export function generateWithCli(fleet: unknown): Map<string, { status: string; hash: string | null }> {
+/** Runs a test on a pipeline of its own, stopped afterwards; a failure carries the services' logs. */
+export async function withPipeline(test: (pipeline: Pipeline) => Promise<void>): Promise<void> {
+  const pipeline = new Pipeline();
+  try {
+    await pipeline.start();
+    await test(pipeline);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${pipeline.logs()}`);
+  } finally {
+    await pipeline.stop();
+  }
+}
+
+/** An entity as the REST API gives it. */
+export type Entity = Record<string, unknown>;
+
+/**
+ * What `policygen generate` gives for a fleet file: node → bundle hash, for the nodes it writes a
+ * good tree for (a failed node's tree holds only its manifest; an ignored node gets none).
+ */
+export function generateWithCli(fleet: unknown): Map<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'policygen-e2e-generate-'));
   const fleetFile = join(dir, 'fleet.json');
   writeFileSync(fleetFile, JSON.stringify(fleet));
@@ -308,13 +327,13 @@ export function generateWithCli(fleet: unknown): Map<string, { status: string; h
     // Exit 1: some node failed, the others are written.
     if ((error as { status?: number }).status !== 1) throw error;
   }
-  const result = new Map<string, { status: string; hash: string | null }>();
+  const result = new Map<string, string>();
   for (const nodeId of readdirSync(out)) {
     const manifest = JSON.parse(readFileSync(join(out, nodeId, 'policy-manifest.json'), 'utf8')) as {
       status: string;
       hash: string | null;
     };
-    result.set(nodeId, { status: manifest.status, hash: manifest.hash });
+    if (manifest.status === 'ok' && manifest.hash) result.set(nodeId, manifest.hash);
   }
   return result;
 }
