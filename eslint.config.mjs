@@ -16,13 +16,25 @@ const MAY_DEPEND_ON = {
   'type:app': ['type:engine', 'type:infra'],
 };
 
+/**
+ * The services' entry points (`apps/<service>/src/index.ts`): only the CLI imports them, to run
+ * every service in one process (`policygen start`). Nx forbids importing apps, so they are allowed
+ * by name here, and the rule below keeps every other project from importing them.
+ */
+const SERVICE_ENTRIES = [
+  '@policygen/config-service',
+  '@policygen/generator-service',
+  '@policygen/distribution-service',
+  '@policygen/relay',
+];
+
 function moduleBoundaries(alsoAllowed = []) {
   return [
     'error',
     {
       enforceBuildableLibDependency: true,
       banTransitiveDependencies: true,
-      allow: [],
+      allow: SERVICE_ENTRIES,
       depConstraints: Object.entries(MAY_DEPEND_ON).map(([sourceTag, tags]) => ({
         sourceTag,
         onlyDependOnLibsWithTags: [...new Set([...tags, ...alsoAllowed])],
@@ -46,6 +58,15 @@ export default [
     // Tests, and the helpers only tests import (src/testing), may also use the test-only libraries.
     files: ['**/*.spec.ts', '**/src/testing/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
+  },
+  {
+    files: ['libs/**/*.ts', 'apps/*-service/**/*.ts', 'apps/relay/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: SERVICE_ENTRIES.map((name) => ({ name, message: 'only the CLI composes the services' })) },
+      ],
+    },
   },
   {
     files: ['**/*.ts'],

@@ -5,7 +5,11 @@ import type { Config } from 'jest';
  * Kafka, Redis and Postgres of the harness start once for all of them.
  */
 const config: Config = {
-  projects: ['<rootDir>/{apps,libs}/*/jest.config.ts', '<rootDir>/libs/*/*/jest.config.ts'],
+  projects: [
+    '<rootDir>/{apps,libs}/*/jest.config.ts',
+    '<rootDir>/libs/*/*/jest.config.ts',
+    '<rootDir>/tools/jest.config.ts',
+  ],
   globalSetup: '<rootDir>/libs/testing/infra/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/infra/src/global-teardown.ts',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.base.json' }] },

@@ -13,7 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli', 'policygen.js');
 const worker = join(root, 'dist', 'cli', 'generation-worker.js');
 /** The services, each run as its own process (`node dist/<service>/main.js`). */
-const services = ['config-service', 'generator-service'];
+const services = ['config-service', 'generator-service', 'distribution-service', 'relay'];
 
 const OPTIONAL_NEST_MODULES = [
   // The clients of @nestjs/microservices's own transports; ours is the messaging port.
@@ -53,6 +53,8 @@ try {
       entryPoints: [join(root, 'apps', 'cli', 'src', 'main.ts')],
       outfile: cli,
       banner: { js: '#!/usr/bin/env node' },
+      // `policygen start` runs the services in its own process.
+      external: OPTIONAL_NEST_MODULES,
     }),
     build({
       ...common,

@@ -7,7 +7,7 @@ describe('the policygen command line', () => {
   it('prints its help with every command, exit 0', () => {
     const result = runCli(['--help']);
     expect(result.status).toBe(0);
-    for (const command of ['validate', 'generate', 'explain', 'graph', 'start']) {
+    for (const command of ['validate', 'generate', 'explain', 'graph', 'demo', 'start']) {
       expect(result.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
     }
   });

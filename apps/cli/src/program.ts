@@ -4,6 +4,7 @@ import { defineBench } from './commands/bench';
 import { defineExplain } from './commands/explain';
 import { defineGenerate } from './commands/generate';
 import { defineGraph } from './commands/graph';
+import { defineDemo } from './commands/demo';
 import { defineStart } from './commands/start';
 import { defineValidate } from './commands/validate';
 import type { CommandContext } from './commands/context';
@@ -36,6 +37,7 @@ export function buildProgram(context: CommandContext): Command {
     defineExplain,
     defineGraph,
     defineBench,
+    defineDemo,
     defineStart,
   ]) {
     define(program, context);

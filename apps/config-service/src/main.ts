@@ -27,13 +27,15 @@ async function main(): Promise<void> {
     messaging,
     bodyLimitBytes: config.bodyLimitBytes,
     changeTopic: config.changeTopic,
+    nodeTokenSecret: config.nodeTokenSecret,
     logger: new PinoNestLogger(logger),
   }).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   app.enableShutdownHooks();
-  await app.listen(config.port);
+  if (config.host === null) await app.listen(config.port);
+  else await app.listen(config.port, config.host);
   logger.info({ port: config.port, schema: config.schema }, 'config service listening');
 }
 

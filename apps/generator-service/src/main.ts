@@ -6,12 +6,13 @@ import { RedisBundleCache } from '@policygen/cache';
 import { topicsFor } from '@policygen/events';
 import { createKafkaMessaging } from '@policygen/messaging';
 import { startGeneratorService } from './app/generator-service';
-import { HttpSnapshotSource } from './generation/snapshot-source';
+import { HttpSnapshotSource } from '@policygen/store';
 
 const environment = z.object({
   CONFIG_SERVICE_URL: z.url(),
   KAFKA_BROKERS: z.string().min(1),
   REDIS_URL: z.url(),
+  HOST: z.string().min(1).default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).default(3002),
   POLICYGEN_INSTANCE_ID: z.string().min(1).default(hostname()),
   POLICYGEN_GENERATOR_GROUP: z.string().min(1).default('policygen-generator'),
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
       ? {}
       : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
   });
-  await generator.app.listen(env.PORT, '127.0.0.1');
+  await generator.app.listen(env.PORT, env.HOST);
   logger.info(
     { url: await generator.app.getUrl(), instance: env.POLICYGEN_INSTANCE_ID },
     'generator-service started',

@@ -4,6 +4,10 @@ export {
   type KafkaMessagingOptions,
   type MessagingLogEntry,
 } from './lib/kafka/kafka-messaging';
+export {
+  createInProcessMessaging,
+  type InProcessMessagingOptions,
+} from './lib/in-process/in-process-messaging';
 export { partitionForKey } from './lib/partitioning/partition-for-key';
 export {
   MessagingContext,
@@ -11,3 +15,4 @@ export {
   type EventPatternExtras,
   type MessagingTransportOptions,
 } from './lib/nest/messaging-transport';
+export * from './lib/dead-letters';

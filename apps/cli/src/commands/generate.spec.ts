@@ -145,6 +145,22 @@ describe('policygen generate', () => {
     expect(second.hashes).toEqual(first.hashes);
   });
 
+  it('writes the --generated-at time, so that two runs give the same bytes', () => {
+    const fleet = writeJson(join(dir, 'ok.fleet.json'), okFleet());
+    const stamp = '1795000000123';
+    for (const target of [out, join(dir, 'again')])
+      expect(runCli(['generate', '--fleet', fleet, '--out', target, '--generated-at', stamp]).status).toBe(0);
+    const generated = 'rules/cfengine-community/rudder-promises-generated';
+    expect(readFileSync(join(out, 'n1', generated), 'utf8').trim()).toBe(stamp);
+    for (const file of [generated, 'policy-manifest.json'])
+      expect(readFileSync(join(dir, 'again', 'n1', file), 'utf8')).toBe(
+        readFileSync(join(out, 'n1', file), 'utf8'),
+      );
+    const refused = runCli(['generate', '--fleet', fleet, '--out', out, '--generated-at', 'yesterday']);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/--generated-at/);
+  });
+
   it('generates only the --node ones, and passes --ordering and --revision to the manifests', () => {
     const fleet = writeJson(join(dir, 'ok.fleet.json'), okFleet());
     const result = runCli([

@@ -18,6 +18,7 @@ interface GenerateCommandOptions {
   readonly node: readonly string[];
   readonly ordering?: OrderingMode;
   readonly revision: number;
+  readonly generatedAt?: number;
   readonly changes?: string;
   readonly json?: boolean;
 }
@@ -52,6 +53,12 @@ export const defineGenerate: CommandDefinition = (program, { streams, exitWith }
       new Option('--revision <n>', 'the revision of the fleet file (each change set adds one)')
         .argParser(parseRevision)
         .default(0),
+    )
+    .addOption(
+      new Option(
+        '--generated-at <epoch-ms>',
+        'the time written to rudder-promises-generated (default: now), for reproducible output',
+      ).argParser(parseRevision),
     )
     .option(
       '-c, --changes <file>',
@@ -92,7 +99,13 @@ export const defineGenerate: CommandDefinition = (program, { streams, exitWith }
       const removed = new Set(changes.length > 0 ? fleet.nodes.map((node) => node.id) : []);
       for (const nodeId of engine.compiled.nodeIds) removed.delete(nodeId);
       for (const nodeId of removed) await removeNodeBundle(options.out, nodeId);
-      const summary = await generateInto(engine, nodeIds, options.out, { generatedAt: Date.now() }, streams);
+      const summary = await generateInto(
+        engine,
+        nodeIds,
+        options.out,
+        { generatedAt: options.generatedAt ?? Date.now() },
+        streams,
+      );
       const durationMs = Math.round(performance.now() - started);
       reportFailures(summary, streams);
       if (changeReports.length > 0) writeLine(streams.stderr, changesLine(changeReports));

@@ -1,66 +1,137 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { GenerationEngine, validateFleet } from '@policygen/engine';
+import { Option } from 'commander';
+import pino from 'pino';
 import { buildDemoFleet } from '@policygen/fleets';
-import { EXIT_FAILED, EXIT_OK, FleetValidationError } from '../errors';
-import { generateInto, reportFailures } from '../generation';
-import { formatSeconds, writeLine } from '../io/streams';
-import { prepareOutputDirectory } from '../io/write-bundles';
+import { EXIT_OK } from '../errors';
+import { printFlow } from '../embedded/flow-printer';
+import type { EmbeddedPipeline } from '../embedded/embedded-pipeline';
+import { MOUNTS, startEmbeddedPipeline } from '../embedded/embedded-pipeline';
+import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
 
 interface StartOptions {
-  readonly out: string;
+  readonly port: number;
+  readonly host: string;
+  readonly data?: string;
+  readonly readyTimeout: number;
 }
 
-export const DEMO_FLEET_FILE = 'demo.fleet.json';
+const EXAMPLE_NODE = 'web-par-001';
+
+function port(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new Error(`not a port: ${value}`);
+  return parsed;
+}
+
+async function eventually(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Every node of the imported revision generated, in the root feed, and on the relay. */
+function settled(pipeline: EmbeddedPipeline, revision: number): boolean {
+  const generation = pipeline.generator.loop.status();
+  const distribution = pipeline.distribution.distributor.status();
+  const relay = pipeline.relay.follower.status();
+  return (
+    generation.revision === revision &&
+    generation.pending === 0 &&
+    generation.queued === 0 &&
+    distribution.cursor > 0 &&
+    relay.cursor >= distribution.cursor
+  );
+}
 
 export const defineStart: CommandDefinition = (program, { streams, exitWith }) => {
   program
     .command('start')
     .description(
-      'generate the built-in demo fleet (300 nodes, two relays) into --out, and show how to explore it',
+      'run the whole pipeline in this process (config API, generator, distribution, one relay) on an in-process bus and in-memory stores, seeded with the demo fleet',
     )
-    .option('-o, --out <dir>', 'the output directory', 'out')
+    .addOption(new Option('-p, --port <port>', 'the HTTP port').argParser(port).env('PORT').default(3000))
+    .addOption(new Option('--host <host>', 'the interface to listen on').env('HOST').default('127.0.0.1'))
+    .option('--data <dir>', "the distribution's and the relay's files (default: a temporary directory)")
+    .addOption(
+      new Option('--ready-timeout <ms>', 'how long the first generation may take')
+        .argParser(Number)
+        .default(120_000),
+    )
     .action(async (options: StartOptions) => {
-      const started = performance.now();
-      const fleetFile = buildDemoFleet();
-      const validation = validateFleet(fleetFile);
-      if (!validation.ok) throw new FleetValidationError('the demo fleet', validation.issues);
-      const fleet = validation.fleet;
+      const temporary = options.data === undefined;
+      const dataDir = options.data ?? (await mkdtemp(join(tmpdir(), 'policygen-start-')));
+      const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
+      const pipeline = await startEmbeddedPipeline({
+        host: options.host,
+        port: options.port,
+        dataDir,
+        logger,
+      });
+      const say = (line: string): void => writeLine(streams.stdout, line);
+      const watcher = await printFlow(pipeline.messaging, say);
+      const { url } = pipeline;
 
-      await prepareOutputDirectory(options.out);
-      const fleetPath = join(options.out, DEMO_FLEET_FILE);
-      await writeFile(fleetPath, `${JSON.stringify(fleetFile, null, 2)}\n`);
+      const fleet = buildDemoFleet() as { readonly nodes: readonly unknown[] };
+      const imported = await fetch(`${url}/api/v1/import`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(fleet),
+      });
+      if (!imported.ok) throw new Error(`the demo fleet was refused: ${await imported.text()}`);
+      const { revision } = (await imported.json()) as { revision: number };
+      await eventually(() => settled(pipeline, revision), options.readyTimeout, 'the first generation');
 
-      const engine = GenerationEngine.fromFleet(fleet);
-      const nodeIds = engine.compiled.nodeIds;
-      const summary = await generateInto(engine, nodeIds, options.out, { generatedAt: Date.now() }, streams);
-      const duration = formatSeconds(performance.now() - started);
-      reportFailures(summary, streams);
+      const node = (await (await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}`)).json()) as Record<
+        string,
+        unknown
+      >;
+      const { token } = (await (
+        await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}/token`, { method: 'POST' })
+      ).json()) as { token: string };
+      const changed = {
+        ...node,
+        properties: { ...(node['properties'] as object), motd: 'Hello from policygen start' },
+      };
+      const relayUrl = `${url}${MOUNTS.relay}`;
+      say(
+        [
+          '',
+          `Policygen is running on ${url}: the config API, the generator, the distribution-service and`,
+          `relay "root" in this one process, on an in-process event bus and in-memory stores.`,
+          `The demo fleet is loaded (${fleet.nodes.length} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
+          '',
+          `  config API    ${url}/api/v1/nodes   (OpenAPI: ${url}/api/docs)`,
+          `  health        ${url}/health  ${url}${MOUNTS.generator}/health  ${url}${MOUNTS.distribution}/health  ${relayUrl}/health`,
+          `  lag metrics   ${url}${MOUNTS.distribution}/metrics`,
+          '',
+          `A node fetches its policies from its relay, with its token (POST /api/v1/nodes/<id>/token):`,
+          `  TOKEN=${token}`,
+          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -tv`,
+          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies -H 'accept: application/json'`,
+          '',
+          'Change something and watch it flow through the pipeline (the lines that follow):',
+          `  curl -s -X PUT ${url}/api/v1/nodes/${EXAMPLE_NODE} -H 'content-type: application/json' \\`,
+          `    -d '${JSON.stringify(changed)}'`,
+          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -xO rules/cfengine-community/properties.d/properties.json`,
+          '',
+          'Ctrl-C stops everything.',
+          '',
+        ].join('\n'),
+      );
 
-      const okNodes = Object.keys(summary.hashes);
-      const example = okNodes.find((id) => id.startsWith('web-par-')) ?? okNodes[0] ?? nodeIds[0] ?? 'NODE';
-      const perNode = summary.ok > 0 ? (summary.policies / summary.ok).toFixed(1) : '0';
-      const lines = [
-        `policygen demo fleet: ${fleet.nodes.length} nodes under root and ${fleet.relays.length} relays, ` +
-          `${fleet.groups.length} groups, ${fleet.rules.length} rules, ${fleet.directives.length} directives, ` +
-          `${fleet.techniques.length} techniques`,
-        '',
-        `  fleet file  ${fleetPath}`,
-        `  bundles     ${join(options.out, '<node id>')}/  ${summary.ok} ok, ${summary.failed} failed, ${summary.ignored} ignored`,
-        `  policies    ${summary.policies} in all, ${perNode} per node`,
-        `  time        ${duration}`,
-        '',
-        'Explore it:',
-        `  npx policygen explain --fleet ${fleetPath} --node ${example}`,
-        `  npx policygen graph --fleet ${fleetPath} --node ${example} > ${example}.dot`,
-        `  cat ${join(options.out, example, 'policy-manifest.json')}`,
-        `  npx policygen generate --fleet ${fleetPath} --out ${options.out} --node ${example} --ordering title-hash`,
-        `  npx policygen validate --fleet ${fleetPath}`,
-        `  npx policygen --help`,
-      ];
-      writeLine(streams.stdout, lines.join('\n'));
-      exitWith(summary.failed > 0 ? EXIT_FAILED : EXIT_OK);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      say('stopping');
+      await watcher.close();
+      await pipeline.stop();
+      if (temporary) await rm(dataDir, { recursive: true, force: true });
+      exitWith(EXIT_OK);
     });
 };

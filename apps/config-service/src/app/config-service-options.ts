@@ -1,4 +1,5 @@
 import type { LoggerService, LogLevel } from '@nestjs/common';
+import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Messaging } from '@policygen/messaging';
 import type { ConfigStore } from '@policygen/store';
 
@@ -18,6 +19,10 @@ export interface ConfigServiceOptions {
   /** How often commits made by other instances are caught up with, in ms (default 1000). */
   readonly followIntervalMs?: number;
   readonly logger?: LoggerService | LogLevel[] | false;
+  /** Signs node tokens (`POST /api/v1/nodes/{id}/token`); without it, none is issued (503). */
+  readonly nodeTokenSecret?: string | null;
+  /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
+  readonly httpAdapter?: ExpressAdapter;
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024 * 1024;

@@ -7,6 +7,7 @@ import { ChangesService } from '../changes/changes.service';
 import { ENTITY_CONTROLLERS } from '../entities/entity-controllers';
 import { EntityService } from '../entities/entity.service';
 import { HealthController } from '../health/health.controller';
+import { NodeTokensController } from '../node-tokens/node-tokens.controller';
 import { createOutboxProducer } from '../outbox/outbox-producer';
 import { OutboxService } from '../outbox/outbox.service';
 import { ParametersController } from '../parameters/parameters.controller';
@@ -16,7 +17,7 @@ import { SettingsService } from '../settings/settings.service';
 import { ConfigStateService } from '../state/config-state.service';
 import type { ConfigServiceOptions, ServiceTimings } from './config-service-options';
 import { StoreLifecycle } from './store-lifecycle';
-import { CONFIG_STORE, MESSAGING, OUTBOX_PRODUCER, SERVICE_TIMINGS } from './tokens';
+import { CONFIG_STORE, MESSAGING, NODE_TOKEN_SECRET, OUTBOX_PRODUCER, SERVICE_TIMINGS } from './tokens';
 
 @Module({})
 export class ConfigServiceModule {
@@ -32,6 +33,7 @@ export class ConfigServiceModule {
         ParametersController,
         SettingsController,
         ChangesController,
+        NodeTokensController,
         HealthController,
       ],
       providers: [
@@ -51,6 +53,7 @@ export class ConfigServiceModule {
           inject: [MESSAGING],
         },
         { provide: SERVICE_TIMINGS, useValue: timings },
+        { provide: NODE_TOKEN_SECRET, useValue: options.nodeTokenSecret ?? null },
         StoreLifecycle,
         OutboxService,
         ConfigStateService,

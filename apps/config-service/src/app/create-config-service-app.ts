@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { installRequestBodies } from '../http/request-bodies';
 import { RevisionedInterceptor } from '../http/revisioned';
@@ -14,12 +15,16 @@ import { ConfigServiceModule } from './config-service.module';
  * producer connected) but not listening: `main.ts` and the tests call `listen`.
  */
 export async function createConfigServiceApp(options: ConfigServiceOptions): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(ConfigServiceModule.forRoot(options), {
-    bodyParser: false,
-    // Fail by rejecting, not by exiting the process: the caller decides.
-    abortOnError: false,
-    logger: options.logger ?? ['error', 'warn', 'log'],
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    ConfigServiceModule.forRoot(options),
+    options.httpAdapter ?? new ExpressAdapter(),
+    {
+      bodyParser: false,
+      // Fail by rejecting, not by exiting the process: the caller decides.
+      abortOnError: false,
+      logger: options.logger ?? ['error', 'warn', 'log'],
+    },
+  );
   app.set('x-powered-by', false);
   installRequestBodies(app, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
   app.useGlobalInterceptors(new RevisionedInterceptor());

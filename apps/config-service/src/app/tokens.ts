@@ -3,3 +3,4 @@ export const CONFIG_STORE = Symbol('ConfigStore');
 export const MESSAGING = Symbol('Messaging');
 export const OUTBOX_PRODUCER = Symbol('OutboxProducer');
 export const SERVICE_TIMINGS = Symbol('ServiceTimings');
+export const NODE_TOKEN_SECRET = Symbol('NodeTokenSecret');

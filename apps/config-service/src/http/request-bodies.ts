@@ -6,6 +6,7 @@ export const YAML_MEDIA_TYPES = ['application/yaml', 'application/x-yaml', 'text
 /** The parts of Express's request and response these middlewares use. */
 interface Request {
   readonly method: string;
+  readonly path: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body?: unknown;
 }
@@ -28,6 +29,9 @@ interface BodyParserError {
  * imports, both up to `limitBytes`. Whatever cannot be read is answered here with a 4xx that says
  * why, before any handler runs.
  */
+/** Actions that take no body (issuing a node's token). */
+const BODILESS_ACTIONS = [/^\/api\/v1\/nodes\/[^/]+\/token$/];
+
 export function installRequestBodies(app: NestExpressApplication, limitBytes: number): void {
   app.useBodyParser('json', { limit: limitBytes, strict: false, type: JSON_MEDIA_TYPES });
   app.useBodyParser('text', { limit: limitBytes, type: YAML_MEDIA_TYPES });
@@ -41,6 +45,7 @@ export function installRequestBodies(app: NestExpressApplication, limitBytes: nu
   });
   app.use((request: Request, response: Response, next: Next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method) || request.body !== undefined) return next();
+    if (BODILESS_ACTIONS.some((route) => route.test(request.path)) && !hasBody(request)) return next();
     const refusal = hasBody(request)
       ? {
           statusCode: 415,

@@ -5,6 +5,8 @@ import { DEFAULT_BODY_LIMIT_BYTES } from '../app/config-service-options';
 export interface ServiceConfig {
   readonly databaseUrl: string;
   readonly kafkaBrokers: readonly string[];
+  /** The interface to listen on (`HOST`); null for every interface. */
+  readonly host: string | null;
   readonly port: number;
   readonly schema: string;
   readonly bodyLimitBytes: number;
@@ -12,6 +14,8 @@ export interface ServiceConfig {
   readonly changeTopic: string;
   /** The largest change set a change event carries; a larger one is left out (the export has it). */
   readonly maxEventBytes: number;
+  /** Signs the nodes' tokens (`POLICYGEN_NODE_TOKEN_SECRET`); without it, none is issued. */
+  readonly nodeTokenSecret: string | null;
 }
 
 export class ServiceConfigError extends Error {
@@ -32,6 +36,7 @@ export function readServiceConfig(env: Readonly<Record<string, string | undefine
     .map((broker) => broker.trim())
     .filter((broker) => broker !== '');
   if (kafkaBrokers.length === 0) problems.push('KAFKA_BROKERS is required (host:port, comma-separated)');
+  const host = env['HOST']?.trim() || null;
   const port = integer(env, 'PORT', DEFAULT_PORT, 0, 65_535, problems);
   const bodyLimitBytes = integer(
     env,
@@ -56,8 +61,21 @@ export function readServiceConfig(env: Readonly<Record<string, string | undefine
   } catch (error) {
     problems.push(`POLICYGEN_TOPIC_NAMESPACE: ${(error as Error).message}`);
   }
+  const nodeTokenSecret = env['POLICYGEN_NODE_TOKEN_SECRET'] || null;
+  if (nodeTokenSecret !== null && nodeTokenSecret.length < 16)
+    problems.push('POLICYGEN_NODE_TOKEN_SECRET must be at least 16 characters');
   if (problems.length > 0) throw new ServiceConfigError(`invalid configuration: ${problems.join('; ')}`);
-  return { databaseUrl, kafkaBrokers, port, schema, bodyLimitBytes, changeTopic, maxEventBytes };
+  return {
+    databaseUrl,
+    kafkaBrokers,
+    host,
+    port,
+    schema,
+    bodyLimitBytes,
+    changeTopic,
+    maxEventBytes,
+    nodeTokenSecret,
+  };
 }
 
 function integer(

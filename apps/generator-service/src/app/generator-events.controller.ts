@@ -1,8 +1,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { parseEvent, TOPICS } from '@policygen/events';
-import type { EventPatternExtras, MessageBatch } from '@policygen/messaging';
-import type { DeadLetters } from '../generation/dead-letters';
+import type { DeadLetters, EventPatternExtras, MessageBatch } from '@policygen/messaging';
 import type { GenerationLoop } from '../generation/generation-loop';
 import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
 

@@ -1,17 +1,17 @@
 import 'reflect-metadata';
-import type { INestApplication } from '@nestjs/common';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
 import { TOPICS } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
-import { MessagingTransport, partitionForKey } from '@policygen/messaging';
+import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
 import { BundlePublisher } from '../generation/bundle-publisher';
-import { DeadLetters } from '../generation/dead-letters';
 import { GenerationLoop } from '../generation/generation-loop';
-import type { SnapshotSource } from '../generation/snapshot-source';
+import type { SnapshotSource } from '@policygen/store';
 import { CHANGE_LOG_GROUP, GeneratorEventsController } from './generator-events.controller';
 import { HealthController } from './health.controller';
 import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
@@ -28,10 +28,12 @@ export interface GeneratorServiceOptions {
   readonly partitions: number;
   readonly sessionTimeoutMs?: number;
   readonly sliceSize?: number;
+  /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
+  readonly httpAdapter?: ExpressAdapter;
 }
 
 export interface GeneratorService {
-  readonly app: INestApplication;
+  readonly app: NestExpressApplication;
   readonly loop: GenerationLoop;
   stop(): Promise<void>;
 }
@@ -98,10 +100,15 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     },
   });
 
-  const app = await NestFactory.create(GeneratorModule, { logger: false });
+  const app = await NestFactory.create<NestExpressApplication>(
+    GeneratorModule,
+    options.httpAdapter ?? new ExpressAdapter(),
+    { logger: false },
+  );
   app.connectMicroservice({ strategy: transport });
   loop.start();
   await app.startAllMicroservices();
+  await app.init();
   return {
     app,
     loop,

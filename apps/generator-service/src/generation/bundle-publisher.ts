@@ -161,6 +161,7 @@ function bundleEvent(record: NodeBundleRecord): NodeBundleEvent {
     nodeId: record.nodeId,
     revision: record.revision,
     committedAt: record.committedAt,
+    generatedAt: new Date().toISOString(),
     hash: record.hash,
     files: [...record.files],
     manifest: record.manifest,

@@ -11,7 +11,7 @@ import { createKafkaMessaging } from '@policygen/messaging';
 import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
 import { BundlePublisher } from './bundle-publisher';
 import { GenerationLoop } from './generation-loop';
-import type { SnapshotSource } from './snapshot-source';
+import type { SnapshotSource } from '@policygen/store';
 
 /**
  * The generation loop in-process, on the harness's real Redis and Kafka: what it does when its

@@ -6,7 +6,7 @@ import type { ConfigChangeEvent } from '@policygen/events';
 import type { Logger } from 'pino';
 import type { BundlePublisher, RevisionStamp } from './bundle-publisher';
 import type { NodeOutcome } from './node-outcome';
-import type { SnapshotSource } from './snapshot-source';
+import type { SnapshotSource } from '@policygen/store';
 
 /** What the consumers hand the loop; only the loop touches the engine. */
 export type WorkItem =

@@ -7,7 +7,13 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Pool } from 'pg';
 import { createClient } from 'redis';
-import type { NodeBundleEvent, GenerationEvent, Topic, TopicNames } from '@policygen/events';
+import type {
+  DistributionEvent,
+  NodeBundleEvent,
+  GenerationEvent,
+  Topic,
+  TopicNames,
+} from '@policygen/events';
 import { jsonSchemaOf, TOPICS, topicsFor } from '@policygen/events';
 import type { MessageConsumer } from '@policygen/messaging';
 import { createKafkaMessaging } from '@policygen/messaging';
@@ -40,6 +46,7 @@ function bundled(service: string): string {
 export class EventLog {
   readonly bundles: NodeBundleEvent[] = [];
   readonly results: GenerationEvent[] = [];
+  readonly confirmations: DistributionEvent[] = [];
   readonly schemaErrors: string[] = [];
   lastArrival = Date.now();
   private consumer: MessageConsumer | undefined;
@@ -50,17 +57,19 @@ export class EventLog {
     const validators = new Map<string, ReturnType<typeof ajv.compile>>([
       [topics.nodeBundles, ajv.compile(jsonSchemaOf(TOPICS.nodeBundles))],
       [topics.generationEvents, ajv.compile(jsonSchemaOf(TOPICS.generationEvents))],
+      [topics.distributionEvents, ajv.compile(jsonSchemaOf(TOPICS.distributionEvents))],
     ]);
     const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers });
     const admin = await messaging.createAdmin();
     await admin.createTopics([
       { name: topics.nodeBundles, partitions: 4 },
       { name: topics.generationEvents, partitions: 4 },
+      { name: topics.distributionEvents, partitions: 4 },
     ]);
     await admin.close();
     this.consumer = await messaging.createConsumer({
       groupId: `observer-${randomBytes(4).toString('hex')}`,
-      topics: [topics.nodeBundles, topics.generationEvents],
+      topics: [topics.nodeBundles, topics.generationEvents, topics.distributionEvents],
       fromBeginning: true,
     });
     await this.consumer.start(async (batch) => {
@@ -71,6 +80,8 @@ export class EventLog {
         if (validate && !validate(event))
           this.schemaErrors.push(`${batch.topic}: ${JSON.stringify(validate.errors)}`);
         if (batch.topic === topics.nodeBundles) this.bundles.push(event as NodeBundleEvent);
+        else if (batch.topic === topics.distributionEvents)
+          this.confirmations.push(event as DistributionEvent);
         else this.results.push(event as GenerationEvent);
       }
     });
@@ -106,8 +117,18 @@ export interface GeneratorProcess {
   readonly process: ManagedProcess;
 }
 
+export interface ServiceProcess {
+  readonly name: string;
+  readonly url: string;
+  readonly process: ManagedProcess;
+  readonly dataDir: string;
+}
+
 export class Pipeline {
   readonly id = randomBytes(5).toString('hex');
+  readonly tokenSecret = randomBytes(24).toString('hex');
+  distribution: ServiceProcess | undefined;
+  readonly relays = new Map<string, ServiceProcess>();
   readonly topics: TopicNames;
   readonly events = new EventLog();
   readonly generators: GeneratorProcess[] = [];
@@ -144,6 +165,7 @@ export class Pipeline {
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         POLICYGEN_DB_SCHEMA: this.schema,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
+        POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
         // Below the demo fleet's import: imports travel as "left out, read the snapshot".
         POLICYGEN_MAX_EVENT_BYTES: String(64 * 1024),
       },
@@ -181,6 +203,76 @@ export class Pipeline {
     if (index >= 0) this.generators[index] = generator;
     else this.generators.push(generator);
     return generator;
+  }
+
+  /** Starts the distribution-service (or restarts it on its data), and waits until it answers. */
+  async startDistribution(): Promise<ServiceProcess> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const dataDir = this.distribution?.dataDir ?? join(this.logDir, 'data', 'distribution');
+    const managed = ManagedProcess.start({
+      name: 'distribution-service',
+      command: process.execPath,
+      args: [bundled('distribution-service')],
+      logFile: join(this.logDir, 'distribution-service.log'),
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        CONFIG_SERVICE_URL: this.configUrl,
+        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        REDIS_URL: infra.redisUrl,
+        POLICYGEN_DATA_DIR: dataDir,
+        POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+        POLICYGEN_INSTANCE_ID: 'd1',
+        POLICYGEN_DISTRIBUTION_GROUP: `distribution-${this.id}`,
+        POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
+        POLICYGEN_REDIS_PREFIX: this.redisPrefix,
+        POLICYGEN_PARTITIONS: '6',
+        POLICYGEN_SESSION_TIMEOUT_MS: '6000',
+      },
+    });
+    await this.waitHealthy(managed, url);
+    this.distribution = { name: 'distribution-service', url, process: managed, dataDir };
+    return this.distribution;
+  }
+
+  /**
+   * Starts a relay under a parent (the distribution-service's URL or a relay's), on the data it
+   * had if it ran before, on a new port; waits until it answers.
+   */
+  async startRelay(relayId: string, parentUrl: string): Promise<ServiceProcess> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const dataDir = this.relays.get(relayId)?.dataDir ?? join(this.logDir, 'data', `relay-${relayId}`);
+    const managed = ManagedProcess.start({
+      name: `relay ${relayId}`,
+      command: process.execPath,
+      args: [bundled('relay')],
+      logFile: join(this.logDir, `relay-${relayId}.log`),
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        POLICYGEN_RELAY_ID: relayId,
+        POLICYGEN_PARENT_URL: parentUrl,
+        POLICYGEN_DATA_DIR: dataDir,
+        POLICYGEN_POLL_WAIT_MS: '20000',
+      },
+    });
+    await this.waitHealthy(managed, url);
+    const relay = { name: `relay ${relayId}`, url, process: managed, dataDir };
+    this.relays.set(relayId, relay);
+    return relay;
+  }
+
+  /** A node's token, issued by the config-service. */
+  async nodeToken(nodeId: string): Promise<string> {
+    const response = await fetch(`${this.configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
+      method: 'POST',
+    });
+    if (!response.ok) throw new Error(`no token for ${nodeId}: ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { token: string }).token;
   }
 
   async generatorStatus(
@@ -250,6 +342,8 @@ export class Pipeline {
   }
 
   async stop(): Promise<void> {
+    await Promise.all([...this.relays.values()].map((relay) => relay.process.stop()));
+    await this.distribution?.process.stop();
     await Promise.all(this.generators.map((generator) => generator.process.stop()));
     await this.config?.stop();
     await this.events.stop();
@@ -268,6 +362,7 @@ export class Pipeline {
   /** The services' logs, each cut to its last `lines` lines. */
   logs(lines = 30): string {
     return readdirSync(this.logDir)
+      .filter((file) => file.endsWith('.log'))
       .map(
         (file) =>
           `--- ${file}\n${readFileSync(join(this.logDir, file), 'utf8').split('\n').slice(-lines).join('\n')}`,
@@ -311,22 +406,7 @@ export type Entity = Record<string, unknown>;
  * good tree for (a failed node's tree holds only its manifest; an ignored node gets none).
  */
 export function generateWithCli(fleet: unknown): Map<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), 'policygen-e2e-generate-'));
-  const fleetFile = join(dir, 'fleet.json');
-  writeFileSync(fleetFile, JSON.stringify(fleet));
-  const out = join(dir, 'out');
-  try {
-    execFileSync(
-      process.execPath,
-      [join(root, 'dist', 'cli', 'policygen.js'), 'generate', '--fleet', fleetFile, '--out', out],
-      {
-        stdio: 'pipe',
-      },
-    );
-  } catch (error) {
-    // Exit 1: some node failed, the others are written.
-    if ((error as { status?: number }).status !== 1) throw error;
-  }
+  const out = generateTreesWithCli(fleet);
   const result = new Map<string, string>();
   for (const nodeId of readdirSync(out)) {
     const manifest = JSON.parse(readFileSync(join(out, nodeId, 'policy-manifest.json'), 'utf8')) as {
@@ -336,6 +416,47 @@ export function generateWithCli(fleet: unknown): Map<string, string> {
     if (manifest.status === 'ok' && manifest.hash) result.set(nodeId, manifest.hash);
   }
   return result;
+}
+
+/**
+ * `policygen generate` of a fleet file into a new directory, one tree per node under it. Given the
+ * revision and time the service generated a bundle at, the CLI writes the same bytes.
+ */
+export function generateTreesWithCli(
+  fleet: unknown,
+  options: {
+    readonly revision?: number;
+    readonly generatedAt?: number;
+    readonly nodes?: readonly string[];
+  } = {},
+): string {
+  const dir = mkdtempSync(join(tmpdir(), 'policygen-e2e-generate-'));
+  const fleetFile = join(dir, 'fleet.json');
+  writeFileSync(fleetFile, JSON.stringify(fleet));
+  const out = join(dir, 'out');
+  try {
+    execFileSync(
+      process.execPath,
+      [
+        join(root, 'dist', 'cli', 'policygen.js'),
+        'generate',
+        '--fleet',
+        fleetFile,
+        '--out',
+        out,
+        ...(options.revision === undefined ? [] : ['--revision', String(options.revision)]),
+        ...(options.generatedAt === undefined ? [] : ['--generated-at', String(options.generatedAt)]),
+        ...(options.nodes ?? []).flatMap((nodeId) => ['--node', nodeId]),
+      ],
+      {
+        stdio: 'pipe',
+      },
+    );
+  } catch (error) {
+    // Exit 1: some node failed, the others are written.
+    if ((error as { status?: number }).status !== 1) throw error;
+  }
+  return out;
 }
 
 export type { Topic };

@@ -63,6 +63,8 @@ export const nodeBundleEventSchema = z.discriminatedUnion('type', [
     /** The revision the bundle was generated at, and when that revision was committed. */
     revision,
     committedAt: timestamp,
+    /** When the generator published it (absent from bundles published before this field existed). */
+    generatedAt: timestamp.optional(),
     hash: bundleHash,
     /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
     files: z.array(fileDigest),
@@ -107,6 +109,11 @@ export const distributionEventSchema = z.object({
   nodeId,
   hash: bundleHash,
   revision,
+  /** The stages of the bundle's way: its revision committed, generated, written to the root's feed, served by the relay. */
+  committedAt: timestamp,
+  generatedAt: timestamp,
+  distributedAt: timestamp,
+  confirmedAt: timestamp,
   /** From the revision's commit to the relay's confirmation. */
   lagMs: z.number().nonnegative(),
 });

@@ -103,18 +103,28 @@ class KafkaAdmin implements MessagingAdmin {
   constructor(private readonly admin: Admin) {}
 
   async createTopics(topics: readonly TopicSpec[]): Promise<void> {
-    const existing = new Set(await this.admin.listTopics());
-    const missing = topics.filter((topic) => !existing.has(topic.name));
-    if (missing.length === 0) return;
-    await this.admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({
-        topic: topic.name,
-        numPartitions: topic.partitions,
-        replicationFactor: topic.replicationFactor ?? 1,
-        configEntries: Object.entries(topic.config ?? {}).map(([name, value]) => ({ name, value })),
-      })),
-    });
+    // Services starting together create the same topics: the loser of that race can see a topic
+    // that exists but whose partitions are not yet known to the broker it asks, so it asks again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = new Set(await this.admin.listTopics());
+        const missing = topics.filter((topic) => !existing.has(topic.name));
+        if (missing.length === 0) return;
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((topic) => ({
+            topic: topic.name,
+            numPartitions: topic.partitions,
+            replicationFactor: topic.replicationFactor ?? 1,
+            configEntries: Object.entries(topic.config ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+        return;
+      } catch (error) {
+        if (attempt >= 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+      }
+    }
   }
 
   listTopics(): Promise<string[]> {

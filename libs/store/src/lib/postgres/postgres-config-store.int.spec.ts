@@ -1,169 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { emptyChangeSet, GenerationEngine, validateFleet } from '@policygen/engine';
-import type { Fleet, ParsedChangeSet } from '@policygen/engine';
-import { parseEvent, TOPICS } from '@policygen/events';
-import { buildDemoFleet } from '@policygen/fleets';
 import { getTestInfrastructure } from '@policygen/testing-infra';
-import { RevisionConflictError } from '../config-store';
+import { describeConfigStoreContract } from '../config-store-contract';
 import { PostgresConfigStore } from './postgres-config-store';
 
 /** The config store on the harness's real Postgres, each test in a schema of its own. */
-
-function demoFleet(): Fleet {
-  const result = validateFleet(buildDemoFleet());
-  if (!result.ok) throw new Error('the demo fleet is invalid');
-  return result.fleet;
-}
-
-/** A change set validated the way the config service will: against an engine at the same revision. */
-function validated(engine: GenerationEngine, input: unknown): ParsedChangeSet {
-  const outcome = engine.apply(input);
-  if (!outcome.ok)
-    throw new Error(outcome.issues.map((issue) => `${issue.path}: ${issue.message}`).join('\n'));
-  return outcome.change;
-}
-
-function importOf(fleet: Fleet): unknown {
-  const { settings, parameters, ...collections } = fleet;
-  return { upsert: { settings, parameters, ...collections } };
-}
-
-const emptyFleet = validateFleet({});
-
-describe('PostgresConfigStore', () => {
+describeConfigStoreContract('PostgresConfigStore', () => {
   const { databaseUrl } = getTestInfrastructure();
-  let store: PostgresConfigStore;
-  let schema: string;
-
-  beforeEach(async () => {
-    schema = `store_${randomBytes(6).toString('hex')}`;
-    store = new PostgresConfigStore({ connectionString: databaseUrl, schema });
-    await store.migrate();
-  });
-  afterEach(async () => {
-    await store.close();
-    const pool = new Pool({ connectionString: databaseUrl });
-    await pool.query(`drop schema if exists "${schema}" cascade`);
-    await pool.end();
-  });
-
-  it('keeps a whole fleet: the snapshot after an import is the fleet, at revision 1', async () => {
-    if (!emptyFleet.ok) throw new Error('empty fleet invalid');
-    const engine = GenerationEngine.fromFleet(emptyFleet.fleet);
-    const fleet = demoFleet();
-    const committed = await store.commit(validated(engine, importOf(fleet)));
-    expect(committed.revision).toBe(1);
-    const snapshot = await store.snapshot();
-    expect(snapshot.revision).toBe(1);
-    expect(snapshot.fleet).toEqual(engine.toFleet());
-    // Key order too, where it has meaning: a technique's promise attributes render in the order they are written.
-    // (Global parameters are a map read by name, kept sorted.)
-    const ordered = (fleet: Fleet): string => JSON.stringify({ ...fleet, parameters: {} });
-    expect(ordered(snapshot.fleet)).toBe(ordered(engine.toFleet()));
-    const [message] = await store.unpublished();
-    expect(JSON.stringify((message?.payload as { changeSet: unknown }).changeSet)).toBe(
-      JSON.stringify(committed.changeSet),
-    );
-    await store.migrate(); // a second migration is a no-op
-    expect((await store.snapshot()).revision).toBe(1);
-  });
-
-  it('leaves a change set too large for a message out of its event, and keeps it whole in the log', async () => {
-    if (!emptyFleet.ok) throw new Error('empty fleet invalid');
-    const small = new PostgresConfigStore({ connectionString: databaseUrl, schema, maxEventBytes: 4_096 });
-    try {
-      const engine = GenerationEngine.fromFleet(emptyFleet.fleet);
-      const imported = validated(engine, importOf(demoFleet()));
-      await small.commit(imported);
-      await small.commit(validated(engine, { upsert: { parameters: { extra: 1 } } }));
-      const [large, inline] = (await small.unpublished()).map((message) => message.payload);
-      expect(large).toEqual({
-        schemaVersion: 1,
-        type: 'config.change',
-        revision: 1,
-        committedAt: expect.any(String),
-        changeSetOmitted: { bytes: Buffer.byteLength(JSON.stringify(imported)) },
-      });
-      expect(parseEvent(TOPICS.configChanges, large).ok).toBe(true);
-      expect(inline).toMatchObject({ revision: 2, changeSet: { upsert: { parameters: { extra: 1 } } } });
-      expect((await small.changesSince(0))[0]?.changeSet).toEqual(imported);
-    } finally {
-      await small.close();
-    }
-  });
-
-  it('gives each commit the next revision, logs it, and writes its event to the outbox in the same transaction', async () => {
-    if (!emptyFleet.ok) throw new Error('empty fleet invalid');
-    const engine = GenerationEngine.fromFleet(emptyFleet.fleet);
-    await store.commit(validated(engine, importOf(demoFleet())));
-    const node = engine.compiled.nodes.get('web-par-001');
-    await store.commit(
-      validated(engine, { upsert: { nodes: [{ ...node, properties: { ...node?.properties, team: 'a' } }] } }),
-    );
-    await store.commit(
-      validated(engine, { upsert: { parameters: { extra: 1 }, settings: { orderingSeed: 3 } } }),
-    );
-    await store.commit(validated(engine, { delete: { parameters: ['extra'] } }));
-
-    expect((await store.changesSince(0)).map((change) => change.revision)).toEqual([1, 2, 3, 4]);
-    expect((await store.changesSince(2)).map((change) => change.revision)).toEqual([3, 4]);
-    const snapshot = await store.snapshot();
-    expect(snapshot).toEqual({ revision: 4, fleet: engine.toFleet() });
-    expect(snapshot.fleet.settings.orderingSeed).toBe(3);
-
-    const outbox = await store.unpublished();
-    expect(outbox.map((message) => message.topic)).toEqual(Array(4).fill(TOPICS.configChanges));
-    expect(outbox.map((message) => message.key)).toEqual(Array(4).fill('config'));
-    const events = outbox.map((message) => parseEvent(TOPICS.configChanges, message.payload));
-    expect(events.map((event) => (event.ok ? event.event.revision : -1))).toEqual([1, 2, 3, 4]);
-
-    await store.markPublished(outbox.slice(0, 3).map((message) => message.id));
-    expect((await store.unpublished()).map((message) => message.id)).toEqual([outbox[3]?.id]);
-  });
-
-  it('refuses a commit made against an older revision, changing nothing', async () => {
-    if (!emptyFleet.ok) throw new Error('empty fleet invalid');
-    const engine = GenerationEngine.fromFleet(emptyFleet.fleet);
-    await store.commit(validated(engine, importOf(demoFleet())), { expectedRevision: 0 });
-    const change = validated(engine, { upsert: { parameters: { late: true } } });
-    await expect(store.commit(change, { expectedRevision: 0 })).rejects.toThrow(RevisionConflictError);
-    await expect(store.commit(change, { expectedRevision: 0 })).rejects.toThrow(
-      'the configuration is at revision 1, not 0',
-    );
-    expect((await store.snapshot()).revision).toBe(1);
-    expect(await store.unpublished()).toHaveLength(1);
-    expect((await store.commit(change, { expectedRevision: 1 })).revision).toBe(2);
-  });
-
-  it('numbers concurrent commits without a gap, even when some fail', async () => {
-    const parallel = new PostgresConfigStore({ connectionString: databaseUrl, schema, maxConnections: 8 });
-    try {
-      const change = (index: number): ParsedChangeSet => {
-        const empty = emptyChangeSet();
-        return { ...empty, upsert: { ...empty.upsert, parameters: { [`p${index}`]: index } } };
-      };
-      const outcomes = await Promise.allSettled(
-        Array.from({ length: 40 }, (_, index) =>
-          // Every fifth expects revision 0, which only the first commit could have: they fail.
-          (index % 5 === 4 ? parallel : store).commit(
-            change(index),
-            index % 5 === 4 ? { expectedRevision: 0 } : {},
-          ),
-        ),
-      );
-      const revisions = outcomes.flatMap((outcome) =>
-        outcome.status === 'fulfilled' ? [outcome.value.revision] : [],
-      );
-      expect(revisions.length).toBeGreaterThanOrEqual(32);
-      expect([...revisions].sort((a, b) => a - b)).toEqual(revisions.map((_, index) => index + 1));
-      expect((await store.changesSince(0)).map((entry) => entry.revision)).toEqual(
-        revisions.map((_, index) => index + 1),
-      );
-      expect(await store.unpublished()).toHaveLength(revisions.length);
-      expect(Object.keys((await store.snapshot()).fleet.parameters)).toHaveLength(revisions.length);
-    } finally {
-      await parallel.close();
-    }
-  });
+  const schema = `store_${randomBytes(6).toString('hex')}`;
+  return {
+    open: (options) => new PostgresConfigStore({ connectionString: databaseUrl, schema, ...options }),
+    async dispose() {
+      const pool = new Pool({ connectionString: databaseUrl });
+      await pool.query(`drop schema if exists "${schema}" cascade`);
+      await pool.end();
+    },
+  };
 });

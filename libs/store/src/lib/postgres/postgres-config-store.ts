@@ -1,29 +1,22 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import { Pool } from 'pg';
-import type { Fleet, ParsedChangeSet, Settings } from '@policygen/engine';
-import { compareCodeUnits, relationshipKey } from '@policygen/engine';
-import type { ConfigChangeEvent } from '@policygen/events';
+import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
 import type { CommittedChange, ConfigStore, OutboxMessage } from '../config-store';
 import { RevisionConflictError } from '../config-store';
+import type { EntityRow } from '../entity-rows';
+import {
+  changeEvent,
+  DEFAULT_MAX_EVENT_BYTES,
+  entityWrites,
+  fleetOfRows,
+  mergeSettings,
+  SETTINGS,
+} from '../entity-rows';
 import { migrationProvider } from './migrations';
 import type { StoreDatabase } from './schema';
 
-/** Entity kinds as stored, and how each collection keys its entities. */
-const COLLECTIONS = {
-  techniques: (entity: { id: string; version: string }) => `${entity.id}@${entity.version}`,
-  directives: (entity: { id: string }) => entity.id,
-  relationships: relationshipKey,
-  rules: (entity: { id: string }) => entity.id,
-  groups: (entity: { id: string }) => entity.id,
-  nodes: (entity: { id: string }) => entity.id,
-  relays: (entity: { id: string }) => entity.id,
-} as const;
-type Collection = keyof typeof COLLECTIONS;
-const PARAMETER = 'parameter';
-const SETTINGS = 'settings';
-const DEFAULT_SETTINGS: Settings = { ordering: 'alphanumeric', orderingSeed: 0 };
 const INSERT_BATCH = 1_000;
 
 export interface PostgresConfigStoreOptions {
@@ -39,8 +32,6 @@ export interface PostgresConfigStoreOptions {
    */
   readonly maxEventBytes?: number;
 }
-
-const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
 
 /** The config store on Postgres, through Kysely: one transaction per commit, gap-free revisions. */
 export class PostgresConfigStore implements ConfigStore {
@@ -80,28 +71,7 @@ export class PostgresConfigStore implements ConfigStore {
       .execute(async (trx) => {
         const revision = await currentRevision(trx);
         const rows = await trx.selectFrom('entities').select(['kind', 'key', 'body']).execute();
-        // Sorted here, not by the database's collation: the same order as the engine's `toFleet`.
-        rows.sort((a, b) => compareCodeUnits(sortKey(a), sortKey(b)));
-        const byKind = new Map<string, unknown[]>();
-        for (const row of rows) {
-          const list = byKind.get(row.kind);
-          if (list) list.push(row.body);
-          else byKind.set(row.kind, [row.body]);
-        }
-        const parameters: Record<string, unknown> = {};
-        for (const row of rows) if (row.kind === PARAMETER) parameters[row.key] = row.body;
-        const settings =
-          (rows.find((row) => row.kind === SETTINGS)?.body as Settings | undefined) ?? DEFAULT_SETTINGS;
-        const fleet = {
-          settings,
-          parameters,
-          ...Object.fromEntries(
-            (Object.keys(COLLECTIONS) as Collection[]).map((collection) => [
-              collection,
-              byKind.get(collection) ?? [],
-            ]),
-          ),
-        } as unknown as Fleet;
+        const fleet = fleetOfRows(rows);
         return { revision, fleet };
       });
   }
@@ -122,41 +92,18 @@ export class PostgresConfigStore implements ConfigStore {
       if (options.expectedRevision !== undefined && options.expectedRevision !== current)
         throw new RevisionConflictError(options.expectedRevision, current);
 
-      for (const collection of Object.keys(COLLECTIONS) as Collection[]) {
-        const keyOf = COLLECTIONS[collection] as (entity: unknown) => string;
-        const deletes = (changeSet.delete[collection] as readonly unknown[]).map((entry) =>
-          typeof entry === 'string' ? entry : keyOf(entry),
-        );
-        await deleteKeys(trx, collection, deletes);
-        await upsertRows(
-          trx,
-          (changeSet.upsert[collection] as readonly unknown[]).map((entity) => ({
-            kind: collection,
-            key: keyOf(entity),
-            body: entity,
-          })),
-        );
+      for (const write of entityWrites(changeSet)) {
+        await deleteKeys(trx, write.kind, write.deletes);
+        await upsertRows(trx, write.upserts);
       }
-      await deleteKeys(trx, PARAMETER, changeSet.delete.parameters);
-      await upsertRows(
-        trx,
-        Object.entries(changeSet.upsert.parameters).map(([name, value]) => ({
-          kind: PARAMETER,
-          key: name,
-          body: value,
-        })),
-      );
       if (Object.keys(changeSet.upsert.settings).length > 0) {
         const stored = await trx
           .selectFrom('entities')
           .select('body')
           .where('kind', '=', SETTINGS)
           .executeTakeFirst();
-        const settings = {
-          ...((stored?.body as Settings | undefined) ?? DEFAULT_SETTINGS),
-          ...changeSet.upsert.settings,
-        };
-        await upsertRows(trx, [{ kind: SETTINGS, key: SETTINGS, body: settings }]);
+        const settings = mergeSettings(changeSet, stored?.body);
+        if (settings) await upsertRows(trx, [settings]);
       }
 
       const revision = current + 1;
@@ -167,17 +114,13 @@ export class PostgresConfigStore implements ConfigStore {
         .insertInto('change_log')
         .values({ revision, committed_at: committedAt, change_set: changeSetText })
         .execute();
-      const changeSetBytes = Buffer.byteLength(changeSetText);
-      const header = {
-        schemaVersion: 1,
-        type: 'config.change',
+      const event = changeEvent({
         revision,
-        committedAt: committedAt.toISOString(),
-      } as const;
-      const event: ConfigChangeEvent =
-        changeSetBytes > this.maxEventBytes
-          ? { ...header, changeSetOmitted: { bytes: changeSetBytes } }
-          : { ...header, changeSet: { upsert: { ...changeSet.upsert }, delete: { ...changeSet.delete } } };
+        committedAt,
+        changeSet,
+        changeSetText,
+        maxEventBytes: this.maxEventBytes,
+      });
       await trx
         .insertInto('outbox')
         .values({
@@ -231,13 +174,6 @@ export class PostgresConfigStore implements ConfigStore {
   }
 }
 
-/** Techniques sort by id, then version; everything else by its key. */
-function sortKey(row: { kind: string; key: string }): string {
-  if (row.kind !== 'techniques') return `${row.kind}\u0000${row.key}`;
-  const at = row.key.lastIndexOf('@');
-  return `${row.kind}\u0000${row.key.slice(0, at)}\u0000${row.key.slice(at + 1)}`;
-}
-
 async function currentRevision(trx: Transaction<StoreDatabase>): Promise<number> {
   const state = await trx
     .selectFrom('config_state')
@@ -261,10 +197,7 @@ async function deleteKeys(
   }
 }
 
-async function upsertRows(
-  trx: Transaction<StoreDatabase>,
-  rows: readonly { kind: string; key: string; body: unknown }[],
-): Promise<void> {
+async function upsertRows(trx: Transaction<StoreDatabase>, rows: readonly EntityRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
     await trx
       .insertInto('entities')

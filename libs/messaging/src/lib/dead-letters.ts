@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { IncomingMessage, MessageProducer } from '@policygen/messaging';
+import type { IncomingMessage, MessageProducer } from './messaging';
 
 /** Sends an unreadable message to its topic's `.dlq` with the reason: it never holds up the others. */
 export class DeadLetters {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANSI_ESCAPE, STACK_LINE, buildCli, removeDir, runCli, tempDir } from '../testing/cli-harness';
 
-describe('policygen start', () => {
+describe('policygen demo', () => {
   let dir: string;
 
   beforeAll(() => buildCli());
@@ -13,7 +13,7 @@ describe('policygen start', () => {
   afterEach(() => removeDir(dir));
 
   it('generates the demo fleet into --out, writes the fleet file, and says how to explore it', () => {
-    const result = runCli(['start', '--out', 'demo-out'], { cwd: dir });
+    const result = runCli(['demo', '--out', 'demo-out'], { cwd: dir });
     expect(result.stderr).not.toMatch(STACK_LINE);
     expect(result.stderr).not.toMatch(ANSI_ESCAPE);
     expect(result.status).toBe(0);

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+
+import { createServer } from 'node:http';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import express from 'express';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { MemoryBundleCache } from '@policygen/cache';
+import { createConfigServiceApp } from '@policygen/config-service';
+import type { DistributionService } from '@policygen/distribution-service';
+import { startDistributionService } from '@policygen/distribution-service';
+import { TOPICS } from '@policygen/events';
+import type { GeneratorService } from '@policygen/generator-service';
+import { startGeneratorService } from '@policygen/generator-service';
+import type { Messaging } from '@policygen/messaging';
+import { createInProcessMessaging } from '@policygen/messaging';
+import type { RelayService } from '@policygen/relay';
+import { startRelay } from '@policygen/relay';
+import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
+
+export interface EmbeddedPipelineOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The distribution-service's and the relay's files. */
+  readonly dataDir: string;
+  readonly logger: Logger;
+}
+
+/** Where each service answers, under the one address. */
+export const MOUNTS = {
+  generator: '/generator',
+  distribution: '/distribution',
+  relay: '/relay',
+} as const;
+
+export interface EmbeddedPipeline {
+  readonly url: string;
+  readonly messaging: Messaging;
+  readonly generator: GeneratorService;
+  readonly distribution: DistributionService;
+  readonly relay: RelayService;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service in this process, on one HTTP address: the config API at the root, the others
+ * under their mount points. They run on the in-process bus, the in-memory config store and the
+ * in-memory cache, through the same ports as Kafka, Postgres and Redis; the relay (`root`, which
+ * serves the whole tree) follows the distribution-service over HTTP as a separate relay would.
+ */
+export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): Promise<EmbeddedPipeline> {
+  const { logger } = options;
+  const messaging = createInProcessMessaging();
+  const tokenSecret = randomBytes(24).toString('hex');
+  const cache = new MemoryBundleCache();
+  const root = express();
+  root.disable('x-powered-by');
+  const mounted = new Map<string, RequestHandler>();
+  for (const path of Object.values(MOUNTS))
+    root.use(path, (request, response, next) => {
+      const handler = mounted.get(path);
+      if (handler) handler(request, response, next);
+      else response.status(503).json({ statusCode: 503, message: `${path} is starting` });
+    });
+  const configExpress = express();
+  const configApp = await createConfigServiceApp({
+    store: new MemoryConfigStore(),
+    messaging,
+    nodeTokenSecret: tokenSecret,
+    httpAdapter: new ExpressAdapter(configExpress),
+    logger: false,
+  });
+  root.use(configExpress);
+
+  const server = createServer(root);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+
+  const mount = (path: string): ExpressAdapter => {
+    const app = express();
+    mounted.set(path, app);
+    return new ExpressAdapter(app);
+  };
+  const shared = { messaging, cache, logger, topics: TOPICS, instanceId: 'embedded', partitions: 12 };
+  const generator = await startGeneratorService({
+    ...shared,
+    logger: logger.child({ service: 'generator' }),
+    snapshots: new HttpSnapshotSource(url),
+    groupId: 'policygen-generator',
+    httpAdapter: mount(MOUNTS.generator),
+  });
+  const distribution = await startDistributionService({
+    ...shared,
+    logger: logger.child({ service: 'distribution' }),
+    snapshots: new HttpSnapshotSource(url),
+    dataDir: `${options.dataDir}/distribution`,
+    tokenSecret,
+    groupId: 'policygen-distribution',
+    httpAdapter: mount(MOUNTS.distribution),
+  });
+  const relay = await startRelay({
+    relayId: 'root',
+    parentUrl: `${url}${MOUNTS.distribution}`,
+    dataDir: `${options.dataDir}/relay-root`,
+    logger: logger.child({ service: 'relay' }),
+    defaultMetrics: false,
+    httpAdapter: mount(MOUNTS.relay),
+  });
+
+  return {
+    url,
+    messaging,
+    generator,
+    distribution,
+    relay,
+    async stop() {
+      await relay.stop();
+      await distribution.stop();
+      await generator.stop();
+      await configApp.close();
+      await cache.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { BundleCache } from '@policygen/cache';
+import {
+  BLOB_DIRECTORY,
+  BlobDirectory,
+  CONFIRMATION_SINK,
+  FEED_LOG,
+  FeedController,
+  FeedLog,
+  METRICS_REGISTRY,
+  MetricsController,
+} from '@policygen/distribution';
+import type { TopicNames } from '@policygen/events';
+import { TOPICS } from '@policygen/events';
+import type { Messaging } from '@policygen/messaging';
+import { DeadLetters, MessagingTransport } from '@policygen/messaging';
+import type { SnapshotSource } from '@policygen/store';
+import { ConfirmationPublisher } from '../distribution/confirmation-publisher';
+import { Distributor } from '../distribution/distributor';
+import { CHANGE_LOG_GROUP, DistributionEventsController } from './distribution-events.controller';
+import { HealthController } from './health.controller';
+import { DEAD_LETTERS, DISTRIBUTOR } from './tokens';
+
+export interface DistributionServiceOptions {
+  readonly messaging: Messaging;
+  readonly cache: BundleCache;
+  readonly snapshots: SnapshotSource;
+  readonly logger: Logger;
+  readonly topics: TopicNames;
+  /** Blob directory and root feed. */
+  readonly dataDir: string;
+  readonly tokenSecret: string | null;
+  /** The consumer group of the bundles; the change log is read in `<group>.change-log.<instance>`. */
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly partitions: number;
+  readonly sessionTimeoutMs?: number;
+  /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
+  readonly httpAdapter?: ExpressAdapter;
+  /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
+  readonly defaultMetrics?: boolean;
+}
+
+export interface DistributionService {
+  readonly app: NestExpressApplication;
+  readonly distributor: Distributor;
+  stop(): Promise<void>;
+}
+
+/**
+ * The distribution-service as a NestJS app, initialised but not listening: the relays' feeds and
+ * blobs over HTTP, the generator's bundles and the change log on the messaging transport.
+ */
+export async function startDistributionService(
+  options: DistributionServiceOptions,
+): Promise<DistributionService> {
+  const { topics, messaging, logger } = options;
+  const admin = await messaging.createAdmin();
+  try {
+    await admin.createTopics([
+      { name: topics.configChanges, partitions: 1 },
+      { name: `${topics.configChanges}.dlq`, partitions: 1 },
+      { name: topics.nodeBundles, partitions: options.partitions },
+      { name: `${topics.nodeBundles}.dlq`, partitions: 1 },
+      { name: topics.distributionEvents, partitions: options.partitions },
+    ]);
+  } finally {
+    await admin.close();
+  }
+  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true });
+  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'));
+  const producer = await messaging.createProducer({ idempotent: true });
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const distributor = new Distributor({
+    log,
+    blobs,
+    cache: options.cache,
+    snapshots: options.snapshots,
+    logger,
+    tokenSecret: options.tokenSecret,
+  });
+  await distributor.start();
+
+  @Module({
+    controllers: [HealthController, FeedController, MetricsController, DistributionEventsController],
+    providers: [
+      { provide: DISTRIBUTOR, useValue: distributor },
+      { provide: FEED_LOG, useValue: log },
+      { provide: BLOB_DIRECTORY, useValue: blobs },
+      { provide: METRICS_REGISTRY, useValue: registry },
+      {
+        provide: CONFIRMATION_SINK,
+        useValue: new ConfirmationPublisher(producer, topics.distributionEvents, registry, logger),
+      },
+      { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
+    ],
+  })
+  class DistributionModule {}
+
+  const actualTopic = new Map<string, string>(
+    (Object.keys(TOPICS) as (keyof typeof TOPICS)[]).map((name) => [TOPICS[name], topics[name]]),
+  );
+  const transport = new MessagingTransport({
+    messaging,
+    topicOf: (pattern) => actualTopic.get(pattern) ?? pattern,
+    groupOf: (group) =>
+      group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,
+    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+  });
+
+  const app = await NestFactory.create<NestExpressApplication>(
+    DistributionModule,
+    options.httpAdapter ?? new ExpressAdapter(),
+    {
+      logger: false,
+      bodyParser: false,
+    },
+  );
+  app.useBodyParser('json', { limit: '64mb' });
+  app.set('x-powered-by', false);
+  app.connectMicroservice({ strategy: transport });
+  await app.startAllMicroservices();
+  await app.init();
+  return {
+    app,
+    distributor,
+    async stop() {
+      // The log first: it releases the relays' long polls, which would hold the HTTP server open.
+      await log.close();
+      await app.close();
+      await producer.close();
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import type { Logger } from 'pino';
+import type { BundleCache } from '@policygen/cache';
+import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
+import { DistributionLedger, RelayTopology, issueNodeToken, nodeTokenDigest } from '@policygen/distribution';
+import { MANIFEST_FILE, sha256 } from '@policygen/engine';
+import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
+import type { SnapshotSource } from '@policygen/store';
+
+export interface DistributorOptions {
+  readonly log: FeedLog;
+  readonly blobs: BlobDirectory;
+  /** Where the generator put the files' contents. */
+  readonly cache: BundleCache;
+  readonly snapshots: SnapshotSource;
+  readonly logger: Logger;
+  /** The secret node tokens are signed with; without it, no node can authenticate. */
+  readonly tokenSecret: string | null;
+  /** How long a snapshot older than the change log is asked for again (default 30 s). */
+  readonly snapshotPatienceMs?: number;
+}
+
+/** A node.bundle event and when it was produced (the generator's stamp, else the message's). */
+export interface ReceivedBundleEvent {
+  readonly event: NodeBundleEvent;
+  readonly receivedAt: number;
+}
+
+export interface DistributorStatus {
+  readonly ready: boolean;
+  readonly revision: number;
+  readonly cursor: number;
+  readonly nodes: number;
+  readonly blobs: number;
+}
+
+/**
+ * The root of distribution, and its single writer: bundles from the generator and the relay tree
+ * from the change log become entries of the root feed, once their files are in the blob directory.
+ */
+export class Distributor {
+  private readonly ledger: DistributionLedger;
+  private topology: RelayTopology | null = null;
+  private revision = 0;
+  private work: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: DistributorOptions) {
+    const secret = options.tokenSecret;
+    this.ledger = new DistributionLedger(options.log, (nodeId) =>
+      secret === null ? null : nodeTokenDigest(issueNodeToken(secret, nodeId)),
+    );
+  }
+
+  status(): DistributorStatus {
+    return {
+      ready: this.topology !== null,
+      revision: this.revision,
+      cursor: this.options.log.cursor,
+      nodes: this.options.log.nodeCount,
+      blobs: this.options.blobs.count,
+    };
+  }
+
+  /** Loads the relay tree, and moves the nodes that moved while the service was away. */
+  start(): Promise<void> {
+    return this.serially(() => this.loadSnapshot(0));
+  }
+
+  bundles(received: readonly ReceivedBundleEvent[]): Promise<void> {
+    return this.serially(async () => {
+      // Events of one node arrive in order (keyed by node id): its last one in the batch is its state.
+      const latest = new Map<string, ReceivedBundleEvent>();
+      for (const item of received) latest.set(item.event.nodeId, item);
+      await this.storeBlobs([...latest.values()].map(({ event }) => event));
+      const entries: UnnumberedEntry[] = [];
+      for (const { event, receivedAt } of latest.values()) {
+        const entry =
+          event.type === 'node.deleted'
+            ? this.ledger.bundleRemoved(event.nodeId, event.revision)
+            : this.ledger.bundleArrived(arrived(event, receivedAt));
+        if (entry) entries.push(entry);
+      }
+      await this.options.log.append(this.ledger.number(entries));
+    });
+  }
+
+  changes(events: readonly ConfigChangeEvent[]): Promise<void> {
+    return this.serially(async () => {
+      for (const event of events) {
+        if (event.revision <= this.revision) continue;
+        if (!this.topology || event.revision !== this.revision + 1 || !('changeSet' in event)) {
+          this.options.logger.info(
+            { revision: event.revision, held: this.revision },
+            'change log not followable from here (gap or omitted change set): loading a snapshot',
+          );
+          await this.loadSnapshot(event.revision);
+          continue;
+        }
+        const touched = this.topology.apply(event.changeSet);
+        this.revision = event.revision;
+        await this.options.log.append(this.ledger.number(this.ledger.placeOn(this.topology, touched)));
+      }
+    });
+  }
+
+  private async loadSnapshot(atLeast: number): Promise<void> {
+    const giveUpAt = Date.now() + (this.options.snapshotPatienceMs ?? 30_000);
+    let snapshot = await this.options.snapshots.latest();
+    while (snapshot.revision < atLeast && Date.now() < giveUpAt) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      snapshot = await this.options.snapshots.latest();
+    }
+    const topology = RelayTopology.of(snapshot.fleet);
+    this.topology = topology;
+    this.revision = snapshot.revision;
+    const entries = this.ledger.number(this.ledger.placeOn(topology, null));
+    await this.options.log.append(entries);
+    this.options.logger.info(
+      { revision: snapshot.revision, nodes: snapshot.fleet.nodes.length, moved: entries.length },
+      'relay tree loaded from a snapshot',
+    );
+  }
+
+  /** The contents the root does not hold yet, from the generator's cache, the manifest rendered here. */
+  private async storeBlobs(events: readonly NodeBundleEvent[]): Promise<void> {
+    const missing = new Set<string>();
+    for (const event of events) {
+      if (event.type !== 'node.bundle') continue;
+      for (const file of event.files) if (!this.options.blobs.has(file.sha256)) missing.add(file.sha256);
+      const manifest = manifestContent(event);
+      await this.options.blobs.write(sha256(manifest), manifest);
+    }
+    const digests = [...missing];
+    for (let start = 0; start < digests.length; start += 64) {
+      await Promise.all(
+        digests.slice(start, start + 64).map(async (digest) => {
+          const content = await this.options.cache.getBlob(digest);
+          if (content === null) throw new Error(`blob ${digest} is not in the generator's cache`);
+          await this.options.blobs.write(digest, content);
+        }),
+      );
+    }
+  }
+
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.work.then(task);
+    this.work = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** `policy-manifest.json` exactly as the engine writes it (outputs.md). */
+function manifestContent(event: Extract<NodeBundleEvent, { type: 'node.bundle' }>): string {
+  return `${JSON.stringify(event.manifest, null, 2)}\n`;
+}
+
+function arrived(
+  event: Extract<NodeBundleEvent, { type: 'node.bundle' }>,
+  receivedAt: number,
+): ArrivedBundle {
+  const manifest = manifestContent(event);
+  const files = [...event.files, { path: MANIFEST_FILE, sha256: sha256(manifest) }].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+  );
+  return {
+    nodeId: event.nodeId,
+    hash: event.hash,
+    revision: event.revision,
+    committedAt: event.committedAt,
+    generatedAt: event.generatedAt ?? new Date(receivedAt).toISOString(),
+    files,
+  };
+}

@@ -1,0 +1,2 @@
+export { startDistributionService } from './app/distribution-service';
+export type { DistributionService, DistributionServiceOptions } from './app/distribution-service';

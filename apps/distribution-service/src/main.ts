@@ -1,0 +1,78 @@
+import 'reflect-metadata';
+import { hostname } from 'node:os';
+import pino from 'pino';
+import { z } from 'zod';
+import { RedisBundleCache } from '@policygen/cache';
+import { topicsFor } from '@policygen/events';
+import { createKafkaMessaging } from '@policygen/messaging';
+import { HttpSnapshotSource } from '@policygen/store';
+import { startDistributionService } from './app/distribution-service';
+
+const environment = z.object({
+  CONFIG_SERVICE_URL: z.url(),
+  KAFKA_BROKERS: z.string().min(1),
+  REDIS_URL: z.url(),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).default(3003),
+  POLICYGEN_DATA_DIR: z.string().min(1).default('/var/lib/policygen/distribution'),
+  POLICYGEN_NODE_TOKEN_SECRET: z.string().min(16).optional(),
+  POLICYGEN_INSTANCE_ID: z.string().min(1).default(hostname()),
+  POLICYGEN_DISTRIBUTION_GROUP: z.string().min(1).default('policygen-distribution'),
+  POLICYGEN_TOPIC_NAMESPACE: z.string().optional(),
+  POLICYGEN_REDIS_PREFIX: z.string().default('policygen:'),
+  POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
+  POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
+});
+
+async function main(): Promise<void> {
+  const logger = pino({ name: 'distribution-service' });
+  const parsed = environment.safeParse(process.env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) logger.fatal(`${issue.path.join('.')}: ${issue.message}`);
+    process.exit(2);
+  }
+  const env = parsed.data;
+  if (!env.POLICYGEN_NODE_TOKEN_SECRET)
+    logger.warn('POLICYGEN_NODE_TOKEN_SECRET is not set: no node will be able to fetch its policies');
+  const cache = await RedisBundleCache.connect({ url: env.REDIS_URL, prefix: env.POLICYGEN_REDIS_PREFIX });
+  const service = await startDistributionService({
+    messaging: createKafkaMessaging({
+      brokers: env.KAFKA_BROKERS.split(',').map((broker) => broker.trim()),
+      clientId: `distribution-${env.POLICYGEN_INSTANCE_ID}`,
+    }),
+    cache,
+    snapshots: new HttpSnapshotSource(env.CONFIG_SERVICE_URL),
+    logger,
+    topics: topicsFor(env.POLICYGEN_TOPIC_NAMESPACE),
+    dataDir: env.POLICYGEN_DATA_DIR,
+    tokenSecret: env.POLICYGEN_NODE_TOKEN_SECRET ?? null,
+    groupId: env.POLICYGEN_DISTRIBUTION_GROUP,
+    instanceId: env.POLICYGEN_INSTANCE_ID,
+    partitions: env.POLICYGEN_PARTITIONS,
+    ...(env.POLICYGEN_SESSION_TIMEOUT_MS === undefined
+      ? {}
+      : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
+  });
+  await service.app.listen(env.PORT, env.HOST);
+  logger.info(
+    { url: await service.app.getUrl(), dataDir: env.POLICYGEN_DATA_DIR },
+    'distribution-service started',
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    await service.stop();
+    await cache.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  pino({ name: 'distribution-service' }).fatal({ err: error }, 'distribution-service failed to start');
+  process.exit(1);
+});

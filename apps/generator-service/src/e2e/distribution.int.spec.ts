@@ -1,0 +1,319 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join, relative } from 'node:path';
+import { extract } from 'tar-stream';
+import { buildDemoFleet } from '@policygen/fleets';
+import { eventually } from '@policygen/testing-infra';
+import type { Entity, ServiceProcess } from '../testing/pipeline';
+import { generateTreesWithCli, Pipeline } from '../testing/pipeline';
+
+/**
+ * Issue 6's path end to end, on real Postgres, Kafka and Redis, the services run as processes:
+ * HTTP → config-service → generator → distribution-service → relay `root` → relay `relay-eu`
+ * (a relay below a relay) → the node, which fetches its tree with its own token.
+ */
+
+const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
+
+interface Fetched {
+  readonly status: number;
+  readonly etag: string | null;
+  readonly files: Map<string, Buffer>;
+}
+
+/** `GET /nodes/{id}/policies` as a node does it, the tar stream unpacked. */
+async function fetchPolicies(
+  relay: ServiceProcess,
+  nodeId: string,
+  token: string | null,
+  etag?: string,
+): Promise<Fetched> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers['authorization'] = `Bearer ${token}`;
+  if (etag) headers['if-none-match'] = etag;
+  const response = await fetch(`${relay.url}/nodes/${encodeURIComponent(nodeId)}/policies`, { headers });
+  const files = new Map<string, Buffer>();
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status === 200) {
+    const unpack = extract();
+    const done = new Promise<void>((resolve, reject) => {
+      unpack.on('entry', (header, stream, next) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
+        stream.on('end', () => {
+          files.set(header.name, Buffer.concat(chunks));
+          next();
+        });
+      });
+      unpack.on('finish', resolve);
+      unpack.on('error', reject);
+    });
+    unpack.end(body);
+    await done;
+  }
+  return { status: response.status, etag: response.headers.get('etag'), files };
+}
+
+/** Every file of a node's tree as `policygen generate` wrote it. */
+function cliTree(out: string, nodeId: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const walk = (directory: string): void => {
+    for (const name of readdirSync(directory)) {
+      const path = join(directory, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.set(relative(join(out, nodeId), path).split('\\').join('/'), readFileSync(path));
+    }
+  };
+  walk(join(out, nodeId));
+  return files;
+}
+
+/**
+ * The served tree equals the CLI's byte for byte. With `stampFree`, the reference was generated at
+ * another time: the time file, and its digest in the manifest, are then compared as "a time".
+ */
+function expectSameTree(
+  served: Map<string, Buffer>,
+  reference: Map<string, Buffer>,
+  nodeId: string,
+  stampFree = false,
+): void {
+  expect({ nodeId, paths: [...served.keys()].sort() }).toEqual({
+    nodeId,
+    paths: [...reference.keys()].sort(),
+  });
+  const stamp = served.get(PROMISES_GENERATED) ?? Buffer.alloc(0);
+  expect(stamp.toString()).toMatch(/^\d{13}\n?$/);
+  const withoutStamp = (manifest: Buffer | undefined, time: Buffer | undefined): string =>
+    (manifest ?? Buffer.alloc(0)).toString('utf8').replace(sha256(time ?? Buffer.alloc(0)), '<stamp digest>');
+  for (const [path, content] of reference) {
+    if (stampFree && path === PROMISES_GENERATED) continue;
+    const compared = (file: Buffer | undefined, time: Buffer | undefined): string =>
+      stampFree && path === 'policy-manifest.json'
+        ? withoutStamp(file, time)
+        : (file ?? Buffer.alloc(0)).toString('utf8');
+    expect({ nodeId, path, content: compared(served.get(path), stamp) }).toEqual({
+      nodeId,
+      path,
+      content: compared(content, reference.get(PROMISES_GENERATED)),
+    });
+  }
+}
+
+function sha256(content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+async function health<T>(service: ServiceProcess): Promise<T> {
+  return (await (await fetch(`${service.url}/health`)).json()) as T;
+}
+
+function blobsOnDisk(relay: ServiceProcess): Set<string> {
+  const directory = join(relay.dataDir, 'blobs');
+  return new Set(
+    readdirSync(directory)
+      .filter((shard) => /^[0-9a-f]{2}$/.test(shard))
+      .flatMap((shard) => readdirSync(join(directory, shard))),
+  );
+}
+
+describe('distribution: from a config change to the node, through two levels of relays', () => {
+  const pipeline = new Pipeline();
+  let root: ServiceProcess;
+  let relayEu: ServiceProcess;
+  let euNodes: string[] = [];
+  const tokens = new Map<string, string>();
+
+  const token = async (nodeId: string): Promise<string> => {
+    const known = tokens.get(nodeId) ?? (await pipeline.nodeToken(nodeId));
+    tokens.set(nodeId, known);
+    return known;
+  };
+  const confirmedOn = (relayId: string, nodeId: string, revision: number) =>
+    pipeline.events.confirmations.find(
+      (event) => event.relayId === relayId && event.nodeId === nodeId && event.revision === revision,
+    );
+  const changeProperty = async (nodeId: string, properties: Record<string, unknown>): Promise<number> => {
+    const node = (await pipeline.request('GET', `/api/v1/nodes/${nodeId}`)).body as Entity;
+    const changed = await pipeline.request('PUT', `/api/v1/nodes/${nodeId}`, {
+      ...node,
+      properties: { ...(node['properties'] as object), ...properties },
+    });
+    expect(changed.status).toBe(200);
+    return pipeline.revision();
+  };
+
+  beforeAll(async () => {
+    await pipeline.start();
+    await pipeline.startGenerator();
+    const distribution = await pipeline.startDistribution();
+    root = await pipeline.startRelay('root', distribution.url);
+    relayEu = await pipeline.startRelay('relay-eu', root.url);
+    const imported = await pipeline.request('POST', '/api/v1/import', buildDemoFleet());
+    expect(imported.status).toBe(200);
+    const fleet = (await pipeline.exportFleet()) as {
+      nodes: { id: string; policyServer?: string; state?: string }[];
+    };
+    euNodes = fleet.nodes
+      .filter((node) => node.policyServer === 'relay-eu' && (node.state ?? 'enabled') !== 'ignored')
+      .map((node) => node.id)
+      .sort();
+    const revision = await pipeline.revision();
+    await eventually(() => euNodes.every((nodeId) => confirmedOn('relay-eu', nodeId, revision)), {
+      what: `relay-eu confirming its ${euNodes.length} nodes at revision ${revision}`,
+      timeoutMs: 90_000,
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await pipeline.stop();
+  }, 60_000);
+
+  it('serves every node below relay-eu the tree `policygen generate` writes, byte for byte', async () => {
+    expect(euNodes.length).toBeGreaterThan(100);
+    // Each node was generated at its own millisecond: compared but for the time (the next test does it exactly).
+    const reference = generateTreesWithCli(await pipeline.exportFleet(), {
+      revision: await pipeline.revision(),
+    });
+    for (const nodeId of euNodes) {
+      const fetched = await fetchPolicies(relayEu, nodeId, await token(nodeId));
+      expect({ nodeId, status: fetched.status }).toEqual({ nodeId, status: 200 });
+      expectSameTree(fetched.files, cliTree(reference, nodeId), nodeId, true);
+    }
+    expect(pipeline.events.schemaErrors).toEqual([]);
+  });
+
+  it('carries a change over HTTP to the node through both relays, and prints the lag of each stage', async () => {
+    const nodeId = euNodes[0] ?? '';
+    const before = await fetchPolicies(relayEu, nodeId, await token(nodeId));
+    const revision = await changeProperty(nodeId, { e2e_marker: 'lag-probe' });
+
+    let servedAt = 0;
+    let served: Fetched | undefined;
+    await eventually(
+      async () => {
+        const fetched = await fetchPolicies(relayEu, nodeId, await token(nodeId), before.etag ?? undefined);
+        if (fetched.status !== 200) return false;
+        servedAt = Date.now();
+        served = fetched;
+        return true;
+      },
+      { what: `relay-eu serving ${nodeId}'s new bundle`, timeoutMs: 30_000, intervalMs: 5 },
+    );
+    await eventually(() => confirmedOn('relay-eu', nodeId, revision) !== undefined, {
+      what: `relay-eu's confirmation of ${nodeId} at revision ${revision}`,
+    });
+    const confirmation = confirmedOn('relay-eu', nodeId, revision);
+    if (!confirmation || !served) throw new Error('unreachable');
+    const committed = Date.parse(confirmation.committedAt);
+    const stages = {
+      'commit → generated': Date.parse(confirmation.generatedAt) - committed,
+      'commit → distributed (root feed)': Date.parse(confirmation.distributedAt) - committed,
+      'commit → on relay-eu (2nd level)': Date.parse(confirmation.confirmedAt) - committed,
+      'commit → served to the node': servedAt - committed,
+    };
+    console.log(
+      `lag per stage for ${nodeId} at revision ${revision} (ms):\n` +
+        Object.entries(stages)
+          .map(([stage, ms]) => `  ${stage.padEnd(36)} ${ms}`)
+          .join('\n'),
+    );
+    expect(Object.values(stages).every((ms) => ms >= 0)).toBe(true);
+    expect(stages['commit → served to the node']).toBeGreaterThanOrEqual(stages['commit → generated']);
+
+    const reference = generateTreesWithCli(await pipeline.exportFleet(), {
+      revision,
+      generatedAt: Number(served.files.get(PROMISES_GENERATED)?.toString().trim()),
+      nodes: [nodeId],
+    });
+    expectSameTree(served.files, cliTree(reference, nodeId), nodeId);
+    expect(served.files.get('rules/cfengine-community/properties.d/properties.json')?.toString()).toContain(
+      'lag-probe',
+    );
+    // Unchanged since: 304 for the new ETag, which is the bundle hash.
+    expect(served.etag).toBe(`"${confirmation.hash}"`);
+    expect((await fetchPolicies(relayEu, nodeId, await token(nodeId), served.etag ?? '')).status).toBe(304);
+    const generated = await fetch(`${relayEu.url}/nodes/${nodeId}/rudder-promises-generated`, {
+      headers: { authorization: `Bearer ${await token(nodeId)}` },
+    });
+    expect(await generated.text()).toBe(served.files.get(PROMISES_GENERATED)?.toString());
+  });
+
+  it('lets a node read only its own bundle: 403 for another node, 401 without a valid token', async () => {
+    const [mine, other] = euNodes;
+    if (!mine || !other) throw new Error('the demo fleet has nodes under relay-eu');
+    const myToken = await token(mine);
+    expect((await fetchPolicies(relayEu, other, myToken)).status).toBe(403);
+    expect((await fetchPolicies(relayEu, mine, null)).status).toBe(401);
+    expect((await fetchPolicies(relayEu, mine, `${mine}.not-the-mac`)).status).toBe(401);
+    expect((await fetchPolicies(relayEu, 'no-such-node', 'no-such-node.forged')).status).toBe(401);
+    const unknown = await pipeline.request('POST', '/api/v1/nodes/no-such-node/token');
+    expect(unknown.status).toBe(404);
+    expect((await fetchPolicies(relayEu, mine, myToken)).status).toBe(200);
+  });
+
+  it('restarts a relay (SIGKILL) without losing anything or fetching again a blob it has', async () => {
+    const etagsBefore = new Map<string, string | null>();
+    for (const nodeId of euNodes)
+      etagsBefore.set(nodeId, (await fetchPolicies(relayEu, nodeId, await token(nodeId))).etag);
+    const blobsBefore = blobsOnDisk(relayEu);
+
+    relayEu.process.kill();
+    await eventually(() => !relayEu.process.running, { what: 'relay-eu gone' });
+    const changed = euNodes[1] ?? '';
+    const revision = await changeProperty(changed, { e2e_marker: 'while-relay-eu-was-down' });
+    await eventually(() => confirmedOn('root', changed, revision) !== undefined, {
+      what: `relay root holding ${changed} at revision ${revision}`,
+      timeoutMs: 30_000,
+    });
+
+    relayEu = await pipeline.startRelay('relay-eu', root.url);
+    await eventually(() => confirmedOn('relay-eu', changed, revision) !== undefined, {
+      what: `relay-eu, restarted, holding ${changed} at revision ${revision}`,
+      timeoutMs: 30_000,
+    });
+    const listing = (await (
+      await fetch(`${relayEu.url}/nodes/${changed}/policies`, {
+        headers: { authorization: `Bearer ${await token(changed)}`, accept: 'application/json' },
+      })
+    ).json()) as { files: { sha256: string }[] };
+    const newBlobs = new Set(listing.files.map((file) => file.sha256).filter((sha) => !blobsBefore.has(sha)));
+    const status = await health<{ blobFetches: number; cursor: number }>(relayEu);
+    expect(newBlobs.size).toBeGreaterThan(0);
+    expect(status.blobFetches).toBe(newBlobs.size);
+
+    for (const nodeId of euNodes) {
+      const fetched = await fetchPolicies(relayEu, nodeId, await token(nodeId));
+      expect({ nodeId, status: fetched.status }).toEqual({ nodeId, status: 200 });
+      if (nodeId !== changed)
+        expect({ nodeId, etag: fetched.etag }).toEqual({ nodeId, etag: etagsBefore.get(nodeId) });
+      else expect(fetched.etag).not.toBe(etagsBefore.get(nodeId));
+    }
+  });
+
+  it('removes a node moved to another relay from the old one', async () => {
+    const moved = euNodes[2] ?? '';
+    const node = (await pipeline.request('GET', `/api/v1/nodes/${moved}`)).body as Entity;
+    const put = await pipeline.request('PUT', `/api/v1/nodes/${moved}`, {
+      ...node,
+      policyServer: 'relay-us',
+    });
+    expect(put.status).toBe(200);
+    const revision = await pipeline.revision();
+
+    await eventually(
+      () =>
+        !existsSync(join(relayEu.dataDir, 'nodes', moved)) &&
+        !existsSync(join(relayEu.dataDir, 'trees', moved)),
+      { what: `relay-eu dropping ${moved}'s tree`, timeoutMs: 30_000 },
+    );
+    expect((await fetchPolicies(relayEu, moved, await token(moved))).status).toBe(401);
+    // The root relay serves the whole tree, relay-us's part included: the node's new bundle is there.
+    await eventually(() => confirmedOn('root', moved, revision) !== undefined, {
+      what: `relay root holding ${moved} under relay-us at revision ${revision}`,
+      timeoutMs: 30_000,
+    });
+    expect((await fetchPolicies(root, moved, await token(moved))).status).toBe(200);
+    for (const nodeId of euNodes.filter((id) => id !== moved).slice(0, 5))
+      expect((await fetchPolicies(relayEu, nodeId, await token(nodeId))).status).toBe(200);
+  });
+});

@@ -1,0 +1,2 @@
+export { startGeneratorService } from './app/generator-service';
+export type { GeneratorService, GeneratorServiceOptions } from './app/generator-service';

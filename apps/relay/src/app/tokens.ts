@@ -1,0 +1,8 @@
+export const FOLLOWER = Symbol('FOLLOWER');
+export const NODE_TREES = Symbol('NODE_TREES');
+export const RELAY_IDENTITY = Symbol('RELAY_IDENTITY');
+
+export interface RelayIdentity {
+  readonly relayId: string;
+  readonly parentUrl: string;
+}

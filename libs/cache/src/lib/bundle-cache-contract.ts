@@ -1,0 +1,151 @@
+/// <reference types="jest" />
+import fc from 'fast-check';
+import type { BundleCache, NodeBundleRecord, NodeHashEntry } from './bundle-cache';
+
+/**
+ * What every bundle cache does, as jest tests: run by each adapter's spec (Redis, in memory)
+ * against its own cache, so that they provably behave alike. Test-only: not exported by the library.
+ */
+
+/** A cache of one test's own, empty, and a way to lose everything it holds. */
+export interface BundleCacheFixture {
+  readonly cache: BundleCache;
+  /** Empties what the cache is kept in, as a flushed (or restarted) Redis would be. */
+  flush(): Promise<void>;
+  /** Closes the cache and drops what it holds. */
+  dispose(): Promise<void>;
+}
+
+function record(nodeId: string, revision: number, hash: string): NodeBundleRecord {
+  return {
+    nodeId,
+    revision,
+    hash: `sha256:${hash.repeat(64).slice(0, 64)}`,
+    committedAt: '2026-11-21T00:00:00.000Z',
+    files: [{ path: 'rules/cfengine-community/promises.cf', sha256: 'a'.repeat(64) }],
+    manifest: { nodeId, configRevision: revision },
+  };
+}
+
+export function describeBundleCacheContract(
+  name: string,
+  newFixture: () => Promise<BundleCacheFixture>,
+): void {
+  describe(name, () => {
+    let fixture: BundleCacheFixture;
+    let cache: BundleCache;
+
+    beforeEach(async () => {
+      fixture = await newFixture();
+      cache = fixture.cache;
+    });
+    afterEach(async () => {
+      await fixture.dispose();
+    });
+
+    it('stores a blob once, however many times it is put', async () => {
+      const blob = { sha256: 'b'.repeat(64), content: 'bundle common x {}' };
+      expect(await cache.putBlobs([blob, { sha256: 'c'.repeat(64), content: 'other' }])).toBe(2);
+      expect(await cache.putBlobs([blob, { ...blob, content: 'never overwritten' }])).toBe(0);
+      expect(await cache.getBlob(blob.sha256)).toBe('bundle common x {}');
+      expect(await cache.getBlob('d'.repeat(64))).toBeNull();
+      const unicode = { sha256: 'e'.repeat(64), content: 'übung — 🙂\n' };
+      expect(await cache.putBlobs([unicode, unicode])).toBe(1);
+      expect(await cache.getBlob(unicode.sha256)).toBe(unicode.content);
+    });
+
+    it('records bundles forward only, and removals leave a tombstone that older writes cannot undo', async () => {
+      expect(await cache.recordBundles([record('n1', 3, '1'), record('n2', 3, '2')])).toEqual([true, true]);
+      expect(await cache.recordBundles([record('n1', 2, '9')])).toEqual([false]);
+      expect(await cache.recordBundles([record('n1', 3, '4')])).toEqual([true]);
+      expect(await cache.nodeBundle('n1')).toEqual(record('n1', 3, '4'));
+      expect([...(await cache.nodeHashes())].sort()).toEqual([
+        ['n1', { revision: 3, hash: record('n1', 3, '4').hash }],
+        ['n2', { revision: 3, hash: record('n2', 3, '2').hash }],
+      ]);
+
+      expect(await cache.removeNodes([{ nodeId: 'n2', revision: 2 }])).toEqual([false]);
+      expect(await cache.removeNodes([{ nodeId: 'n2', revision: 5 }])).toEqual([true]);
+      expect(await cache.nodeBundle('n2')).toBeNull();
+      expect(await cache.recordBundles([record('n2', 4, '7')])).toEqual([false]);
+      expect([...(await cache.nodeHashes()).keys()]).toEqual(['n1']);
+      expect([...(await cache.nodeHashes(['n2', 'n1', 'n9']))]).toEqual([
+        ['n1', { revision: 3, hash: record('n1', 3, '4').hash }],
+      ]);
+      expect(await cache.recordBundles([record('n2', 6, '8')])).toEqual([true]);
+      expect((await cache.nodeBundle('n2'))?.hash).toBe(record('n2', 6, '8').hash);
+    });
+
+    it('answers empty requests with nothing, and an unknown node with nothing', async () => {
+      expect(await cache.putBlobs([])).toBe(0);
+      expect(await cache.recordBundles([])).toEqual([]);
+      expect(await cache.removeNodes([])).toEqual([]);
+      expect(await cache.nodeHashes([])).toEqual(new Map());
+      expect(await cache.nodeHashes()).toEqual(new Map());
+      expect(await cache.nodeBundle('nowhere')).toBeNull();
+      // Removing a node never served still leaves its tombstone.
+      expect(await cache.removeNodes([{ nodeId: 'nowhere', revision: 4 }])).toEqual([true]);
+      expect(await cache.recordBundles([record('nowhere', 3, '1')])).toEqual([false]);
+    });
+
+    it('keeps, whatever the order of writes, the newest of them (the last, among equals)', async () => {
+      type Write =
+        | { kind: 'record'; node: number; revision: number; hash: string }
+        | { kind: 'remove'; node: number; revision: number };
+      const write = fc.oneof(
+        fc.record({
+          kind: fc.constant('record' as const),
+          node: fc.nat(3),
+          revision: fc.integer({ min: 1, max: 6 }),
+          hash: fc.constantFrom('1', '2', '3'),
+        }),
+        fc.record({
+          kind: fc.constant('remove' as const),
+          node: fc.nat(3),
+          revision: fc.integer({ min: 1, max: 6 }),
+        }),
+      );
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(write, { maxLength: 12 }), async (writes: Write[]) => {
+          run++;
+          const nodeId = (node: number): string => `run${run}-n${node}`;
+          const model = new Map<string, { revision: number; hash: string | null }>();
+          for (const each of writes) {
+            const held = model.get(nodeId(each.node));
+            const accepted = !held || held.revision <= each.revision;
+            const outcome =
+              each.kind === 'record'
+                ? await cache.recordBundles([record(nodeId(each.node), each.revision, each.hash)])
+                : await cache.removeNodes([{ nodeId: nodeId(each.node), revision: each.revision }]);
+            expect(outcome).toEqual([accepted]);
+            if (accepted)
+              model.set(nodeId(each.node), {
+                revision: each.revision,
+                hash: each.kind === 'record' ? record('', 0, each.hash).hash : null,
+              });
+          }
+          const ids = [0, 1, 2, 3].map(nodeId);
+          const expected = new Map<string, NodeHashEntry>();
+          for (const id of ids) {
+            const held = model.get(id);
+            if (held?.hash) expected.set(id, { revision: held.revision, hash: held.hash });
+          }
+          expect(await cache.nodeHashes(ids)).toEqual(expected);
+          for (const id of ids)
+            expect((await cache.nodeBundle(id))?.hash ?? null).toBe(expected.get(id)?.hash ?? null);
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    it('says the cache is fresh once, until it is flushed', async () => {
+      expect(await cache.claimFreshness()).toBe(true);
+      expect(await cache.claimFreshness()).toBe(false);
+      await cache.recordBundles([record('n1', 1, '1')]);
+      await fixture.flush();
+      expect(await cache.claimFreshness()).toBe(true);
+      expect(await cache.nodeHashes()).toEqual(new Map());
+    });
+  });
+}

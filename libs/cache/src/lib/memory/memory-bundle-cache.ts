@@ -1,0 +1,148 @@
+import type { JsonObject } from '@policygen/engine';
+import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
+
+/** What a node holds: its bundle (files and manifest as the JSON text Redis keeps), or a tombstone. */
+type NodeEntry =
+  | {
+      readonly revision: number;
+      readonly hash: string;
+      readonly committedAt: string;
+      readonly files: string;
+      readonly manifest: string;
+    }
+  | { readonly revision: number; readonly deleted: true };
+
+/**
+ * What a Redis server holds for the bundle cache, in memory: the blobs, a record or tombstone per
+ * node, the index of nodes served, and the freshness marker. Several caches may share one, as
+ * several generator instances share a Redis.
+ */
+export class MemoryBundleStore {
+  readonly blobs = new Map<string, string>();
+  readonly nodes = new Map<string, NodeEntry>();
+  /** Node id → hash entry of every node served, in the order they were first served. */
+  readonly index = new Map<string, NodeHashEntry>();
+  filledAt: string | null = null;
+
+  /** Forgets everything, as FLUSHALL does to a Redis. */
+  flush(): void {
+    this.blobs.clear();
+    this.nodes.clear();
+    this.index.clear();
+    this.filledAt = null;
+  }
+}
+
+export interface MemoryBundleCacheOptions {
+  /** Where the cache keeps its entries, e.g. shared with other caches (default: a store of its own). */
+  readonly store?: MemoryBundleStore;
+}
+
+/**
+ * The bundle cache of the embedded default, in memory, with the Redis cache's semantics: blobs
+ * stored once, records moving forward only, removals leaving a tombstone that refuses older
+ * records, and the freshness marker. Records are kept as JSON text and parsed on read, so a
+ * reader gets a copy, as from Redis. Nothing survives the process.
+ */
+export class MemoryBundleCache implements BundleCache {
+  readonly store: MemoryBundleStore;
+  private closed = false;
+
+  constructor(options: MemoryBundleCacheOptions = {}) {
+    this.store = options.store ?? new MemoryBundleStore();
+  }
+
+  async putBlobs(blobs: readonly Blob[]): Promise<number> {
+    const store = this.open();
+    let added = 0;
+    for (const blob of blobs) {
+      if (store.blobs.has(blob.sha256)) continue;
+      store.blobs.set(blob.sha256, blob.content);
+      added++;
+    }
+    return added;
+  }
+
+  async getBlob(sha256: string): Promise<string | null> {
+    return this.open().blobs.get(sha256) ?? null;
+  }
+
+  async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
+    const store = this.open();
+    // Serialised first: a bundle that cannot be is refused before anything is written.
+    const entries = bundles.map((bundle) => ({
+      nodeId: bundle.nodeId,
+      entry: {
+        revision: bundle.revision,
+        hash: bundle.hash,
+        committedAt: bundle.committedAt,
+        files: JSON.stringify(bundle.files),
+        manifest: JSON.stringify(bundle.manifest),
+      },
+    }));
+    return entries.map(({ nodeId, entry }) => {
+      if (!movesForward(store, nodeId, entry.revision)) return false;
+      store.nodes.set(nodeId, entry);
+      store.index.set(nodeId, { revision: entry.revision, hash: entry.hash });
+      return true;
+    });
+  }
+
+  async removeNodes(
+    nodes: readonly { readonly nodeId: string; readonly revision: number }[],
+  ): Promise<boolean[]> {
+    const store = this.open();
+    return nodes.map(({ nodeId, revision }) => {
+      if (!movesForward(store, nodeId, revision)) return false;
+      store.nodes.set(nodeId, { revision, deleted: true });
+      store.index.delete(nodeId);
+      return true;
+    });
+  }
+
+  async nodeBundle(nodeId: string): Promise<NodeBundleRecord | null> {
+    const entry = this.open().nodes.get(nodeId);
+    if (!entry || 'deleted' in entry || !entry.hash) return null;
+    return {
+      nodeId,
+      hash: entry.hash,
+      revision: entry.revision,
+      committedAt: entry.committedAt,
+      files: JSON.parse(entry.files) as NodeBundleRecord['files'],
+      manifest: JSON.parse(entry.manifest) as JsonObject,
+    };
+  }
+
+  async nodeHashes(nodeIds?: readonly string[]): Promise<Map<string, NodeHashEntry>> {
+    const { index } = this.open();
+    const hashes = new Map<string, NodeHashEntry>();
+    for (const nodeId of nodeIds ?? index.keys()) {
+      const entry = index.get(nodeId);
+      if (entry) hashes.set(nodeId, { ...entry });
+    }
+    return hashes;
+  }
+
+  async claimFreshness(): Promise<boolean> {
+    const store = this.open();
+    if (store.filledAt !== null) return false;
+    store.filledAt = new Date().toISOString();
+    return true;
+  }
+
+  /** Closes this cache; its store stays, for the other caches that share it. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private open(): MemoryBundleStore {
+    if (this.closed) throw new Error('the bundle cache is closed');
+    return this.store;
+  }
+}
+
+/** A node's record or tombstone is replaced only by one at the same revision or a newer one. */
+function movesForward(store: MemoryBundleStore, nodeId: string, revision: number): boolean {
+  const held = store.nodes.get(nodeId);
+  return !held || held.revision <= revision;
+}

@@ -1,0 +1,4 @@
+export default {
+  displayName: 'distribution',
+  preset: '../../jest.preset.js',
+};

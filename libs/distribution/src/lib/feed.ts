@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const feedFileSchema = z.object({ path: z.string().min(1), sha256 });
+
+export const feedBundleSchema = z.object({
+  hash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  revision: z.number().int().nonnegative(),
+  /** When the revision was committed, the bundle generated, and the entry written at the root (ISO 8601). */
+  committedAt: z.string(),
+  generatedAt: z.string(),
+  distributedAt: z.string(),
+  /** Every file of the node's tree, `policy-manifest.json` included, sorted by path. */
+  files: z.array(feedFileSchema),
+  /** SHA-256 of the node's token; null when no token secret is configured (nobody can fetch). */
+  tokenDigest: sha256.nullable(),
+});
+
+/**
+ * One change of one node's bundle or of where it is served, at a position (`seq`) of the root's
+ * feed. Relays keep the root's positions, so a cursor means the same thing at every level.
+ */
+export const feedEntrySchema = z.object({
+  seq: z.number().int().positive(),
+  nodeId: z.string().min(1),
+  /** The relays that serve the node now, from `root` down; empty when it is served nowhere. */
+  path: z.array(z.string()),
+  /** The relays that served it before: a relay on this path but not on `path` drops the node. */
+  previousPath: z.array(z.string()),
+  /** The revision of the node's latest bundle, or of its removal: an older one is stale. */
+  revision: z.number().int().nonnegative(),
+  /** The node's bundle; null when it has none any more (left the fleet, or ignored). */
+  bundle: feedBundleSchema.nullable(),
+});
+
+export const feedPageSchema = z.object({
+  entries: z.array(feedEntrySchema),
+  /** The cursor to ask with next: every entry up to it has been given. */
+  next: z.number().int().nonnegative(),
+});
+
+export const confirmationSchema = z.object({
+  relayId: z.string().min(1),
+  nodeId: z.string().min(1),
+  hash: z.string(),
+  revision: z.number().int().nonnegative(),
+  committedAt: z.string(),
+  generatedAt: z.string(),
+  distributedAt: z.string(),
+  /** When the relay had switched the node's tree to this bundle. */
+  confirmedAt: z.string(),
+});
+
+export const confirmationsSchema = z.object({ confirmations: z.array(confirmationSchema) });
+
+export type FeedFile = z.infer<typeof feedFileSchema>;
+export type FeedBundle = z.infer<typeof feedBundleSchema>;
+export type FeedEntry = z.infer<typeof feedEntrySchema>;
+export type FeedPage = z.infer<typeof feedPageSchema>;
+export type Confirmation = z.infer<typeof confirmationSchema>;
+
+/** What an entry means to one relay: keep the bundle, drop the node, or nothing. */
+export function entryFor(entry: FeedEntry, relayId: string): 'keep' | 'drop' | null {
+  if (entry.path.includes(relayId)) return entry.bundle ? 'keep' : 'drop';
+  return entry.previousPath.includes(relayId) ? 'drop' : null;
+}
+
+/** Whether an entry concerns a relay (it keeps or drops the node). */
+export function concerns(entry: FeedEntry, relayId: string): boolean {
+  return entry.path.includes(relayId) || entry.previousPath.includes(relayId);
+}

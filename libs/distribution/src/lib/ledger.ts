@@ -1,0 +1,77 @@
+import type { FeedBundle, FeedEntry } from './feed';
+import type { FeedLog } from './disk/feed-log';
+import type { RelayTopology } from './topology';
+
+/** An entry before it has its place in the feed. */
+export type UnnumberedEntry = Omit<FeedEntry, 'seq'>;
+
+export type ArrivedBundle = Omit<FeedBundle, 'distributedAt' | 'tokenDigest'> & { readonly nodeId: string };
+
+/**
+ * Decides the root feed's entries: a node's bundle and where it is served change independently
+ * (the generator's bundles, the configuration's relay tree), and an entry is written when either
+ * does. Bundles older than what is held, and repeats of the same bundle, write nothing.
+ */
+export class DistributionLedger {
+  private topology: RelayTopology | null = null;
+
+  constructor(
+    private readonly log: FeedLog,
+    private readonly tokenDigestOf: (nodeId: string) => string | null,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  get hasTopology(): boolean {
+    return this.topology !== null;
+  }
+
+  /** Numbers entries after the feed's cursor, in order. */
+  number(entries: readonly UnnumberedEntry[]): FeedEntry[] {
+    const start = this.log.cursor;
+    return entries.map((entry, index) => ({ seq: start + index + 1, ...entry }));
+  }
+
+  /** A new bundle of a node: an entry unless it is stale or already held. */
+  bundleArrived(bundle: ArrivedBundle): UnnumberedEntry | null {
+    const current = this.log.latest(bundle.nodeId);
+    if (current && (bundle.revision < current.revision || current.bundle?.hash === bundle.hash)) return null;
+    const { nodeId, ...fields } = bundle;
+    return {
+      nodeId,
+      path: this.topology ? [...this.topology.servingPath(nodeId)] : (current?.path ?? []),
+      previousPath: current?.path ?? [],
+      revision: bundle.revision,
+      bundle: { ...fields, distributedAt: this.now().toISOString(), tokenDigest: this.tokenDigestOf(nodeId) },
+    };
+  }
+
+  /** A node has no bundle any more (ignored, or deleted at `revision`). */
+  bundleRemoved(nodeId: string, revision: number): UnnumberedEntry | null {
+    const current = this.log.latest(nodeId);
+    if (!current || current.bundle === null || revision < current.revision) return null;
+    return { nodeId, path: current.path, previousPath: current.path, revision, bundle: null };
+  }
+
+  /**
+   * A new relay tree: entries for the named nodes (all held nodes when none are named) whose
+   * serving path differs from the one their latest entry gives.
+   */
+  placeOn(topology: RelayTopology, nodeIds: Iterable<string> | null): UnnumberedEntry[] {
+    this.topology = topology;
+    const entries: UnnumberedEntry[] = [];
+    const candidates = nodeIds ?? [...this.log.latestEntries()].map((entry) => entry.nodeId);
+    for (const nodeId of candidates) {
+      const current = this.log.latest(nodeId);
+      if (!current) continue;
+      const path = topology.servingPath(nodeId);
+      if (samePath(path, current.path)) continue;
+      const { seq: _held, ...held } = current;
+      entries.push({ ...held, path: [...path], previousPath: current.path });
+    }
+    return entries;
+  }
+}
+
+function samePath(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((relay, index) => relay === b[index]);
+}
