@@ -124,10 +124,14 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
         ].join('\n'),
       );
 
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
+      // `npm start` passes the signal on, so it may come twice: the first one stops, the others wait for it.
+      let stopRequested: () => void = () => undefined;
+      const stopping = new Promise<void>((resolve) => {
+        stopRequested = resolve;
       });
+      const onSignal = (): void => stopRequested();
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+      await stopping;
       say('stopping');
       await watcher.close();
       await pipeline.stop();
