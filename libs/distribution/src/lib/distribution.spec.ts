@@ -1,0 +1,217 @@
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { BlobDirectory } from './disk/blob-directory';
+import { FeedLog } from './disk/feed-log';
+import type { FeedEntry } from './feed';
+import { entryFor } from './feed';
+import { DistributionLedger } from './ledger';
+import { claimedNodeId, issueNodeToken, nodeTokenDigest, tokenMatches } from './node-token';
+import { RelayTopology } from './topology';
+
+const HASH_A = `sha256:${'a'.repeat(64)}`;
+const HASH_B = `sha256:${'b'.repeat(64)}`;
+const AT = '2026-11-21T10:00:00.000Z';
+
+function bundle(hash: string, revision: number) {
+  return { nodeId: 'n1', hash, revision, committedAt: AT, generatedAt: AT, files: [] };
+}
+
+describe('RelayTopology', () => {
+  const topology = () =>
+    RelayTopology.of({
+      relays: [
+        { id: 'eu', policyServer: 'root' },
+        { id: 'eu-par', policyServer: 'eu' },
+      ],
+      nodes: [
+        { id: 'n1', policyServer: 'eu-par' },
+        { id: 'n2', policyServer: 'root' },
+      ],
+    });
+
+  it('gives each node the relays from root down to its policy server', () => {
+    expect(topology().servingPath('n1')).toEqual(['root', 'eu', 'eu-par']);
+    expect(topology().servingPath('n2')).toEqual(['root']);
+    expect(topology().servingPath('unknown')).toEqual([]);
+  });
+
+  it('names the nodes a change set may move: its nodes, or every node when a relay moves', () => {
+    const moved = topology();
+    expect([...moved.apply({ upsert: { nodes: [{ id: 'n2', policyServer: 'eu' }] } })]).toEqual(['n2']);
+    expect(moved.servingPath('n2')).toEqual(['root', 'eu']);
+    expect([...moved.apply({ upsert: { relays: [{ id: 'eu-par', policyServer: 'root' }] } })].sort()).toEqual(
+      ['n1', 'n2'],
+    );
+    expect(moved.servingPath('n1')).toEqual(['root', 'eu-par']);
+    expect([...moved.apply({ delete: { nodes: ['n1'] } })]).toEqual(['n1']);
+    expect(moved.servingPath('n1')).toEqual([]);
+  });
+
+  it('refuses a malformed change set, naming the path', () => {
+    expect(() => topology().apply({ upsert: { nodes: [{ policyServer: 'eu' }] } })).toThrow(
+      /\$\.changeSet\.upsert\.nodes\.0\.id/,
+    );
+  });
+});
+
+describe('node tokens', () => {
+  it('are issued per node, checked against their digest, and name the node they claim', () => {
+    const token = issueNodeToken('a-secret-long-enough', 'web.1');
+    expect(claimedNodeId(token)).toBe('web.1');
+    expect(tokenMatches(token, nodeTokenDigest(token))).toBe(true);
+    expect(tokenMatches(issueNodeToken('another-secret-here', 'web.1'), nodeTokenDigest(token))).toBe(false);
+    expect(claimedNodeId('no-dot')).toBeNull();
+  });
+});
+
+describe('the feed on disk', () => {
+  let directory: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'policygen-feed-'));
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  const entry = (
+    seq: number,
+    nodeId: string,
+    path: string[],
+    previousPath: string[],
+    hash: string | null,
+  ): FeedEntry => ({
+    seq,
+    nodeId,
+    path,
+    previousPath,
+    revision: seq,
+    bundle: hash === null ? null : { ...bundle(hash, seq), distributedAt: AT, tokenDigest: null },
+  });
+
+  it('gives each relay its entries after a cursor, and survives a restart and a torn last line', async () => {
+    const file = join(directory, 'feed.jsonl');
+    const log = await FeedLog.open(file, { durable: true });
+    await log.append([entry(1, 'n1', ['root', 'eu'], [], HASH_A), entry(2, 'n2', ['root'], [], HASH_A)]);
+    expect(log.after(0, 'eu', 10).entries.map((e) => e.seq)).toEqual([1]);
+    expect(log.after(0, 'root', 10).entries.map((e) => e.seq)).toEqual([1, 2]);
+    expect(log.after(1, 'eu', 10)).toEqual({ entries: [], next: 2 });
+    await log.advance(9);
+    await log.close();
+    appendFileSync(file, '{"seq":10,"nodeId":"half');
+
+    const reopened = await FeedLog.open(file);
+    expect(reopened.cursor).toBe(9);
+    expect(reopened.latest('n1')?.bundle?.hash).toBe(HASH_A);
+    await reopened.append([entry(10, 'n1', ['root'], ['root', 'eu'], HASH_B)]);
+    expect(entryFor(reopened.after(9, 'eu', 10).entries[0] as FeedEntry, 'eu')).toBe('drop');
+    await reopened.close();
+  });
+
+  it('keeps, after compaction, what every relay needs from any cursor (a moved node is still dropped)', async () => {
+    const relays = ['eu', 'us', 'eu-par'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ node: fc.constantFrom('n1', 'n2', 'n3'), relay: fc.constantFrom(...relays, null) }),
+          {
+            minLength: 1,
+            maxLength: 30,
+          },
+        ),
+        fc.nat(30),
+        async (moves, cursorSeed) => {
+          const file = join(mkdtempSync(join(directory, 'case-')), 'feed.jsonl');
+          const plain = await FeedLog.open(file);
+          const compacted = await FeedLog.open(`${file}.compacted`, { compactAfter: 1 });
+          const placed = new Map<string, string[]>();
+          for (const [index, move] of moves.entries()) {
+            const previous = placed.get(move.node) ?? [];
+            const path = move.relay === null ? [] : ['root', move.relay];
+            placed.set(move.node, path);
+            const next = entry(index + 1, move.node, path, previous, move.relay === null ? null : HASH_A);
+            await plain.append([next]);
+            await compacted.append([next]);
+          }
+          const cursor = cursorSeed % (moves.length + 1);
+          for (const relay of ['root', ...relays]) {
+            // What a relay holds after applying everything from the cursor on, both ways.
+            const held = (log: FeedLog) => {
+              const state = new Map<string, boolean>();
+              for (const e of log.after(cursor, relay, 1_000).entries)
+                state.set(e.nodeId, entryFor(e, relay) === 'keep');
+              return state;
+            };
+            const expected = held(plain);
+            const actual = held(compacted);
+            // The same nodes kept and dropped; compaction may only add drops, never keeps.
+            const wrong = [
+              ...[...expected].filter(([nodeId, keeps]) => actual.get(nodeId) !== keeps),
+              ...[...actual].filter(([nodeId, keeps]) => keeps && !expected.has(nodeId)),
+            ];
+            expect({ relay, cursor, wrong }).toEqual({ relay, cursor, wrong: [] });
+          }
+          await plain.close();
+          await compacted.close();
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('DistributionLedger', () => {
+  let directory: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'policygen-ledger-'));
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('writes an entry for a new bundle or a new place, never for a stale or repeated bundle', async () => {
+    const log = await FeedLog.open(join(directory, 'feed.jsonl'));
+    const ledger = new DistributionLedger(log, (nodeId) => `digest-of-${nodeId}`);
+    const topology = RelayTopology.of({
+      relays: [{ id: 'eu', policyServer: 'root' }],
+      nodes: [{ id: 'n1', policyServer: 'eu' }],
+    });
+    expect(ledger.placeOn(topology, null)).toEqual([]);
+
+    const first = ledger.bundleArrived(bundle(HASH_A, 3));
+    expect(first).toMatchObject({ nodeId: 'n1', path: ['root', 'eu'], previousPath: [], revision: 3 });
+    expect(first?.bundle?.tokenDigest).toBe('digest-of-n1');
+    await log.append(ledger.number(first ? [first] : []));
+    expect(ledger.bundleArrived(bundle(HASH_A, 4))).toBeNull();
+    expect(ledger.bundleArrived(bundle(HASH_B, 2))).toBeNull();
+
+    topology.apply({ upsert: { nodes: [{ id: 'n1', policyServer: 'root' }] } });
+    const moved = ledger.placeOn(topology, ['n1']);
+    expect(moved).toMatchObject([
+      { nodeId: 'n1', path: ['root'], previousPath: ['root', 'eu'], revision: 3 },
+    ]);
+    await log.append(ledger.number(moved));
+    expect(ledger.bundleRemoved('n1', 2)).toBeNull();
+    expect(ledger.bundleRemoved('n1', 5)).toMatchObject({
+      path: ['root'],
+      previousPath: ['root'],
+      bundle: null,
+    });
+    await log.close();
+  });
+});
+
+describe('BlobDirectory', () => {
+  it('stores a content under its own digest only, once, and finds it again after reopening', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'policygen-blobs-'));
+    try {
+      const blobs = await BlobDirectory.open(directory);
+      const digest = 'b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9';
+      await expect(blobs.write(digest, 'hello world!')).rejects.toThrow(/refused/);
+      expect(await blobs.write(digest, 'hello world')).toBe(true);
+      expect(await blobs.write(digest, 'hello world')).toBe(false);
+      const reopened = await BlobDirectory.open(directory);
+      expect(reopened.has(digest)).toBe(true);
+      expect((await reopened.read(digest)).toString()).toBe('hello world');
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
