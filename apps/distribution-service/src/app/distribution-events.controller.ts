@@ -1,9 +1,8 @@
 import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
-import type { ConfigChangeEvent } from '@policygen/events';
-import { parseEvent, TOPICS } from '@policygen/events';
-import type { DeadLetters, EventPatternExtras, MessageBatch } from '@policygen/messaging';
-import type { Distributor, ReceivedBundleEvent } from '../distribution/distributor';
+import { readEvents, TOPICS } from '@policygen/events';
+import type { DeadLetters, EventPatternExtras, IncomingMessage, MessageBatch } from '@policygen/messaging';
+import type { Distributor } from '../distribution/distributor';
 import { DEAD_LETTERS, DISTRIBUTOR } from './tokens';
 
 /** Consumer groups, as the transport names them: see `startDistributionService`. */
@@ -21,18 +20,20 @@ export class DistributionEventsController {
     @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetters,
   ) {}
 
+  private readonly unreadable = (
+    message: IncomingMessage,
+    issues: readonly { path: string; message: string }[],
+  ) => this.deadLetters.send(message, issues);
+
   @EventPattern(TOPICS.nodeBundles, {
     group: BUNDLES_GROUP,
     fromBeginning: true,
   } satisfies EventPatternExtras)
   async bundles(@Payload() batch: MessageBatch): Promise<void> {
-    const received: ReceivedBundleEvent[] = [];
-    for (const message of batch.messages) {
-      const parsed = parseEvent(TOPICS.nodeBundles, message.value.toString('utf8'));
-      if (parsed.ok) received.push({ event: parsed.event, receivedAt: message.timestamp });
-      else await this.deadLetters.send(message, parsed.issues);
-    }
-    await this.distributor.bundles(received);
+    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable);
+    await this.distributor.bundles(
+      events.map(({ event, message }) => ({ event, receivedAt: message.timestamp })),
+    );
   }
 
   @EventPattern(TOPICS.configChanges, {
@@ -40,12 +41,7 @@ export class DistributionEventsController {
     fromBeginning: true,
   } satisfies EventPatternExtras)
   async changes(@Payload() batch: MessageBatch): Promise<void> {
-    const events: ConfigChangeEvent[] = [];
-    for (const message of batch.messages) {
-      const parsed = parseEvent(TOPICS.configChanges, message.value.toString('utf8'));
-      if (parsed.ok) events.push(parsed.event);
-      else await this.deadLetters.send(message, parsed.issues);
-    }
-    await this.distributor.changes(events);
+    const events = await readEvents(TOPICS.configChanges, batch.messages, this.unreadable);
+    await this.distributor.changes(events.map(({ event }) => event));
   }
 }

@@ -18,7 +18,7 @@ import {
   MetricsController,
 } from '@policygen/distribution';
 import type { TopicNames } from '@policygen/events';
-import { TOPICS } from '@policygen/events';
+import { topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport } from '@policygen/messaging';
 import type { SnapshotSource } from '@policygen/store';
@@ -105,12 +105,9 @@ export async function startDistributionService(
   })
   class DistributionModule {}
 
-  const actualTopic = new Map<string, string>(
-    (Object.keys(TOPICS) as (keyof typeof TOPICS)[]).map((name) => [TOPICS[name], topics[name]]),
-  );
   const transport = new MessagingTransport({
     messaging,
-    topicOf: (pattern) => actualTopic.get(pattern) ?? pattern,
+    topicOf: topicResolver(topics),
     groupOf: (group) =>
       group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
 import { DistributionLedger, RelayTopology, issueNodeToken, nodeTokenDigest } from '@policygen/distribution';
-import { MANIFEST_FILE, sha256 } from '@policygen/engine';
+import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
 import type { SnapshotSource } from '@policygen/store';
 
@@ -159,7 +159,7 @@ function arrived(
 ): ArrivedBundle {
   const manifest = manifestContent(event);
   const files = [...event.files, { path: MANIFEST_FILE, sha256: sha256(manifest) }].sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+    compareCodeUnits(a.path, b.path),
   );
   return {
     nodeId: event.nodeId,

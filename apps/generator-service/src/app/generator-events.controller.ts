@@ -1,7 +1,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
-import { parseEvent, TOPICS } from '@policygen/events';
-import type { DeadLetters, EventPatternExtras, MessageBatch } from '@policygen/messaging';
+import { readEvents, TOPICS } from '@policygen/events';
+import type { DeadLetters, EventPatternExtras, IncomingMessage, MessageBatch } from '@policygen/messaging';
 import type { GenerationLoop } from '../generation/generation-loop';
 import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
 
@@ -21,25 +21,23 @@ export class GeneratorEventsController {
     @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetters,
   ) {}
 
+  private readonly unreadable = (
+    message: IncomingMessage,
+    issues: readonly { path: string; message: string }[],
+  ) => this.deadLetters.send(message, issues);
+
   @EventPattern(TOPICS.configChanges, {
     group: CHANGE_LOG_GROUP,
     fromBeginning: true,
   } satisfies EventPatternExtras)
   async changes(@Payload() batch: MessageBatch): Promise<void> {
-    for (const message of batch.messages) {
-      const parsed = parseEvent(TOPICS.configChanges, message.value.toString('utf8'));
-      if (parsed.ok) this.loop.enqueue({ kind: 'change', event: parsed.event });
-      else await this.deadLetters.send(message, parsed.issues);
-    }
+    for (const { event } of await readEvents(TOPICS.configChanges, batch.messages, this.unreadable))
+      this.loop.enqueue({ kind: 'change', event });
   }
 
   @EventPattern(TOPICS.generationRequests, { group: GENERATORS_GROUP } satisfies EventPatternExtras)
   async requests(@Payload() batch: MessageBatch): Promise<void> {
-    for (const message of batch.messages) {
-      const parsed = parseEvent(TOPICS.generationRequests, message.value.toString('utf8'));
-      if (parsed.ok)
-        this.loop.enqueue({ kind: 'request', nodeId: parsed.event.nodeId, revision: parsed.event.revision });
-      else await this.deadLetters.send(message, parsed.issues);
-    }
+    for (const { event } of await readEvents(TOPICS.generationRequests, batch.messages, this.unreadable))
+      this.loop.enqueue({ kind: 'request', nodeId: event.nodeId, revision: event.revision });
   }
 }

@@ -6,7 +6,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
-import { TOPICS } from '@policygen/events';
+import { TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
 import { BundlePublisher } from '../generation/bundle-publisher';
@@ -78,12 +78,9 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   })
   class GeneratorModule {}
 
-  const actualTopic = new Map<string, string>(
-    (Object.keys(TOPICS) as (keyof typeof TOPICS)[]).map((name) => [TOPICS[name], topics[name]]),
-  );
   const transport = new MessagingTransport({
     messaging,
-    topicOf: (pattern) => actualTopic.get(pattern) ?? pattern,
+    topicOf: topicResolver(topics),
     groupOf: (group) =>
       group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),

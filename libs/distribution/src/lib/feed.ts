@@ -65,8 +65,3 @@ export function entryFor(entry: FeedEntry, relayId: string): 'keep' | 'drop' | n
   if (entry.path.includes(relayId)) return entry.bundle ? 'keep' : 'drop';
   return entry.previousPath.includes(relayId) ? 'drop' : null;
 }
-
-/** Whether an entry concerns a relay (it keeps or drops the node). */
-export function concerns(entry: FeedEntry, relayId: string): boolean {
-  return entry.path.includes(relayId) || entry.previousPath.includes(relayId);
-}

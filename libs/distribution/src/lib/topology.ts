@@ -40,14 +40,6 @@ export class RelayTopology {
     return topology;
   }
 
-  nodeIds(): IterableIterator<string> {
-    return this.nodes.keys();
-  }
-
-  hasNode(nodeId: string): boolean {
-    return this.nodes.has(nodeId);
-  }
-
   /** The relays serving the node, from `root` down; empty when the node is not in the fleet. */
   servingPath(nodeId: string): readonly string[] {
     const server = this.nodes.get(nodeId);

@@ -171,6 +171,27 @@ export function parseEvent<T extends Topic>(topic: T, message: unknown): EventPa
   };
 }
 
+/**
+ * The events of a batch of messages of a topic, in order, each with its message; a message that
+ * is not a valid event goes to `unreadable` (a dead-letter topic) and is left out.
+ */
+export async function readEvents<T extends Topic, M extends { readonly value: Buffer }>(
+  topic: T,
+  messages: readonly M[],
+  unreadable: (
+    message: M,
+    issues: readonly { readonly path: string; readonly message: string }[],
+  ) => Promise<void>,
+): Promise<{ readonly event: EventOf[T]; readonly message: M }[]> {
+  const events: { event: EventOf[T]; message: M }[] = [];
+  for (const message of messages) {
+    const parsed = parseEvent(topic, message.value.toString('utf8'));
+    if (parsed.ok) events.push({ event: parsed.event, message });
+    else await unreadable(message, parsed.issues);
+  }
+  return events;
+}
+
 /** The JSON Schema (draft 2020-12) of a topic's messages, as published in `schemas/`. */
 export function jsonSchemaOf(topic: Topic): Record<string, unknown> {
   return {

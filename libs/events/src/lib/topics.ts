@@ -19,6 +19,14 @@ export const CONFIG_CHANGES_KEY = 'config';
 
 export type TopicNames = { readonly [K in keyof typeof TOPICS]: string };
 
+/** The deployment's name of a canonical topic (handlers name canonical topics; names pass through). */
+export function topicResolver(topics: TopicNames): (topic: string) => string {
+  const names = new Map<string, string>(
+    (Object.keys(TOPICS) as (keyof typeof TOPICS)[]).map((name) => [TOPICS[name], topics[name]]),
+  );
+  return (topic) => names.get(topic) ?? topic;
+}
+
 /**
  * The topic names of one deployment. A namespace (e.g. `staging`, or one per test) prefixes every
  * name, so several pipelines can share a broker without reading each other's events.

@@ -34,10 +34,6 @@ export class BlobDirectory {
     return this.known.has(sha256);
   }
 
-  digests(): IterableIterator<string> {
-    return this.known.values();
-  }
-
   /** Where a blob is, or would be. */
   path(sha256: string): string {
     if (!SHA256.test(sha256)) throw new Error(`not a SHA-256: "${sha256}"`);
@@ -60,10 +56,5 @@ export class BlobDirectory {
 
   async read(sha256: string): Promise<Buffer> {
     return readFile(this.path(sha256));
-  }
-
-  async remove(sha256: string): Promise<void> {
-    if (!this.known.delete(sha256)) return;
-    await rm(this.path(sha256), { force: true });
   }
 }

@@ -114,9 +114,9 @@ export class FeedLog {
     await this.append([], next);
   }
 
-  /** The entries after a cursor that concern a relay (all entries if none is named), in order. */
-  after(cursor: number, relayId: string | null, limit: number): FeedSlice {
-    const seqs = relayId === null ? [...this.entriesBySeq.keys()] : (this.seqsByRelay.get(relayId) ?? []);
+  /** The entries after a cursor that concern a relay (keep or drop a node), in order. */
+  after(cursor: number, relayId: string, limit: number): FeedSlice {
+    const seqs = this.seqsByRelay.get(relayId) ?? [];
     let low = 0;
     let high = seqs.length;
     while (low < high) {
