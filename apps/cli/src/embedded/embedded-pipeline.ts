@@ -92,6 +92,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     logger: logger.child({ service: 'generator' }),
     snapshots: new HttpSnapshotSource(url),
     groupId: 'policygen-generator',
+    defaultMetrics: false,
     httpAdapter: mount(MOUNTS.generator),
   });
   const distribution = await startDistributionService({

@@ -120,21 +120,31 @@ export class Distributor {
     );
   }
 
-  /** The contents the root does not hold yet, from the generator's cache, the manifest rendered here. */
+  /**
+   * The contents the root does not hold yet, from the generator's cache in batches of one round
+   * trip each; a manifest embedded in an event of an older log is rendered here.
+   */
   private async storeBlobs(events: readonly NodeBundleEvent[]): Promise<void> {
     const missing = new Set<string>();
     for (const event of events) {
       if (event.type !== 'node.bundle') continue;
-      for (const file of event.files) if (!this.options.blobs.has(file.sha256)) missing.add(file.sha256);
-      const manifest = manifestContent(event);
-      await this.options.blobs.write(sha256(manifest), manifest);
+      for (const { sha256: digest } of [...event.files, manifestFileOf(event)])
+        if (!this.options.blobs.has(digest)) missing.add(digest);
+      if (event.manifestSha256 === undefined) {
+        const manifest = embeddedManifestContent(event);
+        await this.options.blobs.write(sha256(manifest), manifest);
+        missing.delete(sha256(manifest));
+      }
     }
     const digests = [...missing];
-    for (let start = 0; start < digests.length; start += 64) {
+    for (let start = 0; start < digests.length; start += CACHE_BATCH) {
+      const batch = digests.slice(start, start + CACHE_BATCH);
+      const contents = await this.options.cache.getBlobs(batch);
       await Promise.all(
-        digests.slice(start, start + 64).map(async (digest) => {
-          const content = await this.options.cache.getBlob(digest);
-          if (content === null) throw new Error(`blob ${digest} is not in the generator's cache`);
+        batch.map(async (digest, index) => {
+          const content = contents[index];
+          if (content === null || content === undefined)
+            throw new Error(`blob ${digest} is not in the generator's cache`);
           await this.options.blobs.write(digest, content);
         }),
       );
@@ -148,19 +158,25 @@ export class Distributor {
   }
 }
 
-/** `policy-manifest.json` exactly as the engine writes it (outputs.md). */
-function manifestContent(event: Extract<NodeBundleEvent, { type: 'node.bundle' }>): string {
-  return `${JSON.stringify(event.manifest, null, 2)}\n`;
+/** Blobs asked of the generator's cache in one round trip. */
+const CACHE_BATCH = 500;
+
+type BundleEvent = Extract<NodeBundleEvent, { type: 'node.bundle' }>;
+
+/** An embedded manifest (events before `manifestSha256`) exactly as the engine writes it (outputs.md). */
+function embeddedManifestContent(event: BundleEvent): string {
+  return `${JSON.stringify(event.manifest ?? {}, null, 2)}\n`;
 }
 
-function arrived(
-  event: Extract<NodeBundleEvent, { type: 'node.bundle' }>,
-  receivedAt: number,
-): ArrivedBundle {
-  const manifest = manifestContent(event);
-  const files = [...event.files, { path: MANIFEST_FILE, sha256: sha256(manifest) }].sort((a, b) =>
-    compareCodeUnits(a.path, b.path),
-  );
+function manifestFileOf(event: BundleEvent): { path: string; sha256: string } {
+  return {
+    path: MANIFEST_FILE,
+    sha256: event.manifestSha256 ?? sha256(embeddedManifestContent(event)),
+  };
+}
+
+function arrived(event: BundleEvent, receivedAt: number): ArrivedBundle {
+  const files = [...event.files, manifestFileOf(event)].sort((a, b) => compareCodeUnits(a.path, b.path));
   return {
     nodeId: event.nodeId,
     hash: event.hash,

@@ -4,13 +4,16 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
 import { TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
+import { METRICS_REGISTRY, MetricsController } from '@policygen/distribution';
 import { BundlePublisher } from '../generation/bundle-publisher';
 import { GenerationLoop } from '../generation/generation-loop';
+import { GeneratorMetrics } from '../generation/generator-metrics';
 import type { SnapshotSource } from '@policygen/store';
 import { CHANGE_LOG_GROUP, GeneratorEventsController } from './generator-events.controller';
 import { HealthController } from './health.controller';
@@ -28,6 +31,8 @@ export interface GeneratorServiceOptions {
   readonly partitions: number;
   readonly sessionTimeoutMs?: number;
   readonly sliceSize?: number;
+  /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
+  readonly defaultMetrics?: boolean;
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
   readonly httpAdapter?: ExpressAdapter;
 }
@@ -61,18 +66,24 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     await admin.close();
   }
   const producer = await messaging.createProducer({ idempotent: true });
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const metrics = new GeneratorMetrics(registry);
   const loop = new GenerationLoop({
     snapshots: options.snapshots,
     cache: options.cache,
-    publisher: new BundlePublisher(options.cache, producer, topics),
+    publisher: new BundlePublisher(options.cache, producer, topics, metrics),
     logger,
+    onFailure: (retriable, consecutive) => metrics.cycleFailed(retriable, consecutive),
+    onRecovery: () => metrics.cycleSucceeded(),
     ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
   });
 
   @Module({
-    controllers: [HealthController, GeneratorEventsController],
+    controllers: [HealthController, GeneratorEventsController, MetricsController],
     providers: [
       { provide: GENERATION_LOOP, useValue: loop },
+      { provide: METRICS_REGISTRY, useValue: registry },
       { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
     ],
   })

@@ -1,11 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import type { BundleCache, NodeBundleRecord } from '@policygen/cache';
-import type { JsonObject, NodeBundle, NodeError } from '@policygen/engine';
+import type { NodeBundle, NodeError } from '@policygen/engine';
+import { MANIFEST_FILE } from '@policygen/engine';
 import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
+import { MessageTooLargeError } from '@policygen/messaging';
 import type { NodeOutcome } from './node-outcome';
 
-const MANIFEST = 'policy-manifest.json';
+/** The error of a node whose bundle event the bus refused as too large: it keeps its last bundle. */
+export const BUNDLE_TOO_LARGE = 'BUNDLE_TOO_LARGE';
 
 /** The revision a batch of outcomes was generated at, and when that revision was committed. */
 export interface RevisionStamp {
@@ -21,12 +24,22 @@ export interface PublishSummary {
   readonly blobsStored: number;
 }
 
+/** What the publisher tells about itself (metrics). */
+export interface PublisherObserver {
+  bundlesPublished(count: number): void;
+  bundlesTooLarge(nodeIds: readonly string[], error: MessageTooLargeError): void;
+}
+
+const SILENT: PublisherObserver = { bundlesPublished: () => undefined, bundlesTooLarge: () => undefined };
+
 /**
  * Turns computed nodes into the generator's outputs: file contents into the cache (once each),
  * `node.bundle` / `node.deleted` events, the cache's node records, and a `generation.result` per
  * node. A bundle is published only when its hash differs from the one the cache holds, so a
  * restart or a rebalance republishes nothing that consumers already have. The event goes out
- * before the cache records the hash: a crash in between republishes, it never loses.
+ * before the cache records the hash: a crash in between republishes, it never loses. Events carry
+ * digests only (the manifest too is a blob): an event's size does not grow with a node's policies.
+ * A bundle whose event the bus refuses as too large fails that node alone.
  */
 export class BundlePublisher {
   /** Digests known to be in the cache: their contents need not travel again. */
@@ -36,6 +49,7 @@ export class BundlePublisher {
     private readonly cache: BundleCache,
     private readonly producer: MessageProducer,
     private readonly topics: TopicNames,
+    private readonly observer: PublisherObserver = SILENT,
   ) {}
 
   /** After a flush, nothing may be assumed stored. */
@@ -51,7 +65,7 @@ export class BundlePublisher {
     const held = await this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId));
     const bundles: NodeBundle[] = [];
     const removals: string[] = [];
-    const events: GenerationEvent[] = [];
+    const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
 
     for (const outcome of outcomes) {
@@ -62,7 +76,7 @@ export class BundlePublisher {
         hash: string | null,
         errors: readonly NodeError[] = [],
       ) =>
-        events.push({
+        events.set(outcome.nodeId, {
           schemaVersion: 1,
           type: 'generation.result',
           nodeId: outcome.nodeId,
@@ -94,18 +108,58 @@ export class BundlePublisher {
     }
 
     summary.blobsStored = await this.storeBlobs(bundles);
-    const records = bundles.map((bundle) => recordOf(bundle, stamp));
-    await this.producer.send(
-      this.topics.nodeBundles,
-      records.map((record) => message(record.nodeId, bundleEvent(record))),
+    const records = await this.sendBundles(
+      bundles.map((bundle) => recordOf(bundle, stamp)),
+      (nodeId, error) => {
+        summary.generated--;
+        summary.failed++;
+        const event = events.get(nodeId);
+        if (!event) return;
+        events.set(nodeId, {
+          ...event,
+          outcome: 'failed',
+          hash: held.get(nodeId)?.hash ?? null,
+          errors: [{ code: BUNDLE_TOO_LARGE, message: error.message }],
+        });
+      },
     );
     await this.cache.recordBundles(records);
     summary.removed = await this.remove(removals, stamp);
     await this.producer.send(
       this.topics.generationEvents,
-      events.map((event) => message(event.nodeId, event)),
+      [...events.values()].map((event) => message(event.nodeId, event)),
     );
     return summary;
+  }
+
+  /** Sends the bundles' events; those the bus refuses as too large are left out, each reported. */
+  private async sendBundles(
+    records: readonly NodeBundleRecord[],
+    refused: (nodeId: string, error: MessageTooLargeError) => void,
+  ): Promise<NodeBundleRecord[]> {
+    let pending = [...records];
+    const generatedAt = new Date().toISOString();
+    for (;;) {
+      try {
+        await this.producer.send(
+          this.topics.nodeBundles,
+          pending.map((record) => message(record.nodeId, bundleEvent(record, generatedAt))),
+        );
+        this.observer.bundlesPublished(pending.length);
+        return pending;
+      } catch (error) {
+        if (!(error instanceof MessageTooLargeError)) throw error;
+        const tooLarge = new Set(error.keys);
+        const nodeIds = pending
+          .filter((record) => tooLarge.has(record.nodeId))
+          .map((record) => record.nodeId);
+        // A refusal that names none of ours would refuse the same send again.
+        if (nodeIds.length === 0) throw error;
+        this.observer.bundlesTooLarge(nodeIds, error);
+        for (const nodeId of nodeIds) refused(nodeId, error);
+        pending = pending.filter((record) => !tooLarge.has(record.nodeId));
+      }
+    }
   }
 
   /** Publishes the removal of nodes that left the fleet (or this cache's view of it). */
@@ -131,16 +185,19 @@ export class BundlePublisher {
     const fresh = new Map<string, string>();
     for (const bundle of bundles)
       for (const file of bundle.files)
-        if (file.path !== MANIFEST && !this.storedBlobs.has(file.sha256))
-          fresh.set(file.sha256, file.content);
+        if (!this.storedBlobs.has(file.sha256)) fresh.set(file.sha256, file.content);
     const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
+    // A node's manifest is its own (its id, its time): never met again, not worth remembering.
+    for (const bundle of bundles)
+      for (const file of bundle.files) if (file.path === MANIFEST_FILE) fresh.delete(file.sha256);
     for (const sha256 of fresh.keys()) this.storedBlobs.set(sha256, true);
     return stored;
   }
 }
 
 function recordOf(bundle: NodeBundle, stamp: RevisionStamp): NodeBundleRecord {
-  if (!bundle.manifest || !bundle.hash)
+  const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
+  if (!manifest || !bundle.hash)
     throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
   return {
     nodeId: bundle.nodeId,
@@ -148,23 +205,23 @@ function recordOf(bundle: NodeBundle, stamp: RevisionStamp): NodeBundleRecord {
     revision: stamp.revision,
     committedAt: stamp.committedAt,
     files: bundle.files
-      .filter((file) => file.path !== MANIFEST)
+      .filter((file) => file.path !== MANIFEST_FILE)
       .map((file) => ({ path: file.path, sha256: file.sha256 })),
-    manifest: bundle.manifest as unknown as JsonObject,
+    manifestSha256: manifest.sha256,
   };
 }
 
-function bundleEvent(record: NodeBundleRecord): NodeBundleEvent {
+function bundleEvent(record: NodeBundleRecord, generatedAt: string): NodeBundleEvent {
   return {
     schemaVersion: 1,
     type: 'node.bundle',
     nodeId: record.nodeId,
     revision: record.revision,
     committedAt: record.committedAt,
-    generatedAt: new Date().toISOString(),
+    generatedAt,
     hash: record.hash,
     files: [...record.files],
-    manifest: record.manifest,
+    manifestSha256: record.manifestSha256,
   };
 }
 

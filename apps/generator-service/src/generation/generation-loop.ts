@@ -3,6 +3,7 @@ import type { BundleCache } from '@policygen/cache';
 import type { NodeOwnership } from '@policygen/engine';
 import { GenerationEngine } from '@policygen/engine';
 import type { ConfigChangeEvent } from '@policygen/events';
+import { PublishRejectedError } from '@policygen/messaging';
 import type { Logger } from 'pino';
 import type { BundlePublisher, RevisionStamp } from './bundle-publisher';
 import type { NodeOutcome } from './node-outcome';
@@ -21,8 +22,13 @@ export interface GenerationLoopOptions {
   readonly logger: Logger;
   /** Nodes computed between two rounds of publishing (default 500). */
   readonly sliceSize?: number;
-  /** Waits between attempts when the snapshot or the outputs fail (default 1 s). */
+  /** Waits after a failed cycle (snapshot, cache or bus), doubled at each failure in a row (default 1 s). */
   readonly retryDelayMs?: number;
+  /** The longest wait between two attempts (default 30 s). */
+  readonly maxRetryDelayMs?: number;
+  /** Told of every failed cycle and of the first success after them. */
+  readonly onFailure?: (retriable: boolean, consecutive: number) => void;
+  readonly onRecovery?: () => void;
   /** How long a snapshot older than the change log is asked for again (default 30 s). */
   readonly snapshotPatienceMs?: number;
 }
@@ -35,6 +41,15 @@ export interface GenerationStatus {
   readonly queued: number;
   readonly cycles: number;
   readonly lastCycle: CycleReport | null;
+  /** Set while cycles fail: since when, how many in a row, the last error, and whether retrying can help. */
+  readonly failing: FailingStatus | null;
+}
+
+export interface FailingStatus {
+  readonly since: string;
+  readonly consecutiveFailures: number;
+  readonly error: string;
+  readonly retriable: boolean;
 }
 
 export interface CycleReport {
@@ -71,6 +86,7 @@ export class GenerationLoop {
   private running: Promise<void> | undefined;
   private cycles = 0;
   private lastCycle: CycleReport | null = null;
+  private failing: FailingStatus | null = null;
   private readonly sliceSize: number;
   private readonly retryDelayMs: number;
   private readonly snapshotPatienceMs: number;
@@ -105,6 +121,7 @@ export class GenerationLoop {
       queued: this.queue.length,
       cycles: this.cycles,
       lastCycle: this.lastCycle,
+      failing: this.failing,
     };
   }
 
@@ -114,12 +131,47 @@ export class GenerationLoop {
         if (!this.engine) await this.loadSnapshot();
         await this.cycle();
       } catch (error) {
-        this.options.logger.error({ err: error }, 'generation cycle failed; retrying');
-        await this.sleep(this.retryDelayMs);
+        await this.sleep(this.failed(error));
         continue;
+      }
+      if (this.failing) {
+        this.options.logger.info(
+          { failures: this.failing.consecutiveFailures, since: this.failing.since },
+          'generation recovered',
+        );
+        this.failing = null;
+        this.options.onRecovery?.();
       }
       if (this.queue.length === 0 && !this.hasWork()) await this.idle();
     }
+  }
+
+  /**
+   * Records a failed cycle and says how long to wait. A refusal that retrying cannot change (the
+   * bus refusing the topic or its settings) is logged as such and retried rarely: the loop stays
+   * alive for when an operator mends it, and readiness says it is stuck meanwhile.
+   */
+  private failed(error: unknown): number {
+    const retriable = !(error instanceof PublishRejectedError);
+    const consecutiveFailures = (this.failing?.consecutiveFailures ?? 0) + 1;
+    this.failing = {
+      since: this.failing?.since ?? new Date().toISOString(),
+      consecutiveFailures,
+      error: (error as Error).message,
+      retriable,
+    };
+    this.options.onFailure?.(retriable, consecutiveFailures);
+    const maxDelay = this.options.maxRetryDelayMs ?? 30_000;
+    const delay = retriable
+      ? Math.min(this.retryDelayMs * 2 ** Math.min(consecutiveFailures - 1, 16), maxDelay)
+      : maxDelay;
+    this.options.logger.error(
+      { err: error, retriable, consecutiveFailures, retryInMs: delay },
+      retriable
+        ? 'generation cycle failed; retrying'
+        : 'generation cycle refused for good by the bus: nothing is published until this is mended',
+    );
+    return delay;
   }
 
   private hasWork(): boolean {

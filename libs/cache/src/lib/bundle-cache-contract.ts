@@ -23,7 +23,7 @@ function record(nodeId: string, revision: number, hash: string): NodeBundleRecor
     hash: `sha256:${hash.repeat(64).slice(0, 64)}`,
     committedAt: '2026-11-21T00:00:00.000Z',
     files: [{ path: 'rules/cfengine-community/promises.cf', sha256: 'a'.repeat(64) }],
-    manifest: { nodeId, configRevision: revision },
+    manifestSha256: hash.repeat(64).slice(0, 64),
   };
 }
 
@@ -49,6 +49,12 @@ export function describeBundleCacheContract(
       expect(await cache.putBlobs([blob, { ...blob, content: 'never overwritten' }])).toBe(0);
       expect(await cache.getBlob(blob.sha256)).toBe('bundle common x {}');
       expect(await cache.getBlob('d'.repeat(64))).toBeNull();
+      expect(await cache.getBlobs(['c'.repeat(64), 'd'.repeat(64), blob.sha256])).toEqual([
+        'other',
+        null,
+        'bundle common x {}',
+      ]);
+      expect(await cache.getBlobs([])).toEqual([]);
       const unicode = { sha256: 'e'.repeat(64), content: 'übung — 🙂\n' };
       expect(await cache.putBlobs([unicode, unicode])).toBe(1);
       expect(await cache.getBlob(unicode.sha256)).toBe(unicode.content);

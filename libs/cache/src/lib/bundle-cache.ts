@@ -1,5 +1,3 @@
-import type { JsonObject } from '@policygen/engine';
-
 /** A file's content, addressed by its SHA-256 (lowercase hex). */
 export interface Blob {
   readonly sha256: string;
@@ -15,7 +13,8 @@ export interface NodeBundleRecord {
   readonly committedAt: string;
   /** Every file but the manifest, sorted by path. */
   readonly files: readonly { readonly path: string; readonly sha256: string }[];
-  readonly manifest: JsonObject;
+  /** The digest of the bundle's `policy-manifest.json`, a blob like the other files. */
+  readonly manifestSha256: string;
 }
 
 /** What the cache holds of a node: the hash it is served and the revision that produced it. */
@@ -33,6 +32,8 @@ export interface BundleCache {
   /** Stores the blobs not stored yet; resolves with how many were new. */
   putBlobs(blobs: readonly Blob[]): Promise<number>;
   getBlob(sha256: string): Promise<string | null>;
+  /** Several blobs in one round trip, in the order asked; null for each one not stored. */
+  getBlobs(sha256s: readonly string[]): Promise<(string | null)[]>;
   /** Records each bundle unless the node holds a newer revision; says, per bundle, whether it did. */
   recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]>;
   /** Removes nodes (at the revision that removed them) unless they hold a newer one. */

@@ -52,6 +52,17 @@ const VALID: Record<Topic, Record<string, unknown>[]> = {
       files: [],
       manifest: { schemaVersion: 1, nodeId: 'n2' },
     },
+    {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId: 'n3',
+      revision: 9,
+      committedAt: AT,
+      generatedAt: AT,
+      hash: HASH,
+      files: [{ path: 'rules/cfengine-community/promises.cf', sha256: DIGEST }],
+      manifestSha256: DIGEST,
+    },
     { schemaVersion: 1, type: 'node.deleted', nodeId: 'n1', revision: 8, committedAt: AT },
   ],
   [TOPICS.generationEvents]: [
@@ -156,6 +167,22 @@ describe('parseEvent', () => {
     expect(parsed.ok ? [] : parsed.issues.map((issue) => issue.path).sort()).toEqual(
       ['$.committedAt', '$.files[0].sha256', '$.hash'].sort(),
     );
+  });
+
+  it('refuses a bundle that names no manifest', () => {
+    const parsed = parseEvent(TOPICS.nodeBundles, {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId: 'n1',
+      revision: 3,
+      committedAt: AT,
+      hash: HASH,
+      files: [],
+    });
+    expect(parsed).toEqual({
+      ok: false,
+      issues: [{ path: '$.manifestSha256', message: expect.stringContaining('names its manifest') }],
+    });
   });
 
   it('says when a message is not JSON', () => {

@@ -56,21 +56,34 @@ const fileDigest = z.object({ path: z.string().min(1), sha256 });
 
 /** A node's new bundle (its hash changed), or its removal from the fleet. */
 export const nodeBundleEventSchema = z.discriminatedUnion('type', [
-  z.object({
-    schemaVersion,
-    type: z.literal('node.bundle'),
-    nodeId,
-    /** The revision the bundle was generated at, and when that revision was committed. */
-    revision,
-    committedAt: timestamp,
-    /** When the generator published it (absent from bundles published before this field existed). */
-    generatedAt: timestamp.optional(),
-    hash: bundleHash,
-    /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
-    files: z.array(fileDigest),
-    /** The bundle's `policy-manifest.json` (outputs.md). */
-    manifest: z.record(z.string(), z.unknown()),
-  }),
+  z
+    .object({
+      schemaVersion,
+      type: z.literal('node.bundle'),
+      nodeId,
+      /** The revision the bundle was generated at, and when that revision was committed. */
+      revision,
+      committedAt: timestamp,
+      /** When the generator published it (absent from bundles published before this field existed). */
+      generatedAt: timestamp.optional(),
+      hash: bundleHash,
+      /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
+      files: z.array(fileDigest),
+      /**
+       * The digest of the bundle's `policy-manifest.json` (outputs.md), fetched by digest like the
+       * other files: the event stays small however many files and policies a node has.
+       */
+      manifestSha256: sha256.optional(),
+      /**
+       * The manifest itself, as events carried it before `manifestSha256`: absent from new events,
+       * still read by consumers of an older log. Every `node.bundle` has one of the two.
+       */
+      manifest: z.record(z.string(), z.unknown()).optional(),
+    })
+    .refine((event) => event.manifestSha256 !== undefined || event.manifest !== undefined, {
+      message: 'a node.bundle names its manifest: manifestSha256 (or, before it, manifest)',
+      path: ['manifestSha256'],
+    }),
   z.object({
     schemaVersion,
     type: z.literal('node.deleted'),

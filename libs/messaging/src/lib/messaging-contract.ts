@@ -9,6 +9,7 @@ import type {
   MessagingAdmin,
   PartitionAssignment,
 } from './messaging';
+import { MessageTooLargeError } from './messaging';
 import { partitionForKey } from './partitioning/partition-for-key';
 
 /**
@@ -81,9 +82,9 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       return { consumer, received, assignments, partitions };
     }
 
-    async function newTopic(partitions: number): Promise<string> {
+    async function newTopic(partitions: number, config?: Record<string, string>): Promise<string> {
       const created = `it.messaging.${randomUUID()}`;
-      await admin.createTopics([{ name: created, partitions }]);
+      await admin.createTopics([{ name: created, partitions, ...(config ? { config } : {}) }]);
       topics.push(created);
       return created;
     }
@@ -263,6 +264,39 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       await waitFor(() => next.received.length >= 1, 'the message after those handled');
       await sleep(500);
       expect(next.received.map((message) => [message.offset, text(message)])).toEqual([['5', 'm5']]);
+    });
+
+    it('sends more than the topic takes in one batch, in order; refuses a message over its limit, sending nothing', async () => {
+      const limit = 64 * 1024;
+      const name = await newTopic(2, { 'max.message.bytes': String(limit) });
+      const reader = await member(name);
+      await waitFor(() => reader.partitions().length === 2, 'the partitions of a group of one');
+      // 400 KB in one send: several times what one record batch of this topic may hold.
+      const filler = 'x'.repeat(2_000);
+      const many = Array.from({ length: 200 }, (_, seq) => ({
+        key: `k${seq % 3}`,
+        value: JSON.stringify({ seq, filler }),
+      }));
+      await producer.send(name, many);
+      await waitFor(() => reader.received.length === many.length, 'every message of the large send');
+      for (const key of ['k0', 'k1', 'k2']) {
+        const seqs = reader.received
+          .filter((message) => message.key === key)
+          .map((message) => (JSON.parse(text(message)) as { seq: number }).seq);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      }
+
+      const oversized = [
+        { key: 'small-1', value: 'fits' },
+        { key: 'huge', value: 'y'.repeat(limit + 1) },
+        { key: 'small-2', value: 'fits' },
+      ];
+      const refusal = producer.send(name, oversized);
+      await expect(refusal).rejects.toBeInstanceOf(MessageTooLargeError);
+      await expect(refusal).rejects.toMatchObject({ keys: ['huge'], limitBytes: limit, retriable: false });
+      await producer.send(name, [{ key: 'k0', value: JSON.stringify({ seq: 'after' }) }]);
+      await waitFor(() => reader.received.length === many.length + 1, 'the message sent after the refusal');
+      expect(reader.received.map((message) => message.key)).not.toContain('small-1');
     });
 
     it('starts a new group at the end of the log unless it reads from the beginning', async () => {

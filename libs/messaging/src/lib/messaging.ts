@@ -60,7 +60,13 @@ export interface ProducerOptions {
 }
 
 export interface MessageProducer {
-  /** Resolves once every message is acknowledged by all in-sync replicas. */
+  /**
+   * Resolves once every message is acknowledged by all in-sync replicas. However many messages it
+   * is given, a send goes out in requests that fit the topic's size limit, in order. A message that
+   * alone exceeds the limit rejects the whole send with a `MessageTooLargeError` naming its key,
+   * before anything is sent; an answer that retrying cannot change rejects with a
+   * `PublishRejectedError`. Anything else (a broker away, a leader moving) may succeed if retried.
+   */
   send(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
   close(): Promise<void>;
 }
@@ -93,4 +99,88 @@ export interface Messaging {
   createAdmin(): Promise<MessagingAdmin>;
   createProducer(options?: ProducerOptions): Promise<MessageProducer>;
   createConsumer(options: ConsumerOptions): Promise<MessageConsumer>;
+}
+
+/**
+ * Kafka's default limit for one record batch (`message.max.bytes`, the default of every topic's
+ * `max.message.bytes`): 1 MiB plus the batch's 12-byte log overhead.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/** A send the bus refused for good: sending it again as it is cannot succeed. */
+export class PublishRejectedError extends Error {
+  readonly retriable = false;
+
+  constructor(
+    message: string,
+    readonly topic: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PublishRejectedError';
+  }
+}
+
+/** Messages each larger than the topic's limit by itself; nothing of the send was sent. */
+export class MessageTooLargeError extends PublishRejectedError {
+  constructor(
+    topic: string,
+    /** The keys of the messages over the limit, in the order they were given. */
+    readonly keys: readonly (string | null)[],
+    readonly limitBytes: number,
+  ) {
+    super(
+      `${keys.length} message(s) over the ${limitBytes}-byte limit of topic ${topic} (keys ${keys
+        .slice(0, 5)
+        .map((key) => JSON.stringify(key))
+        .join(', ')}${keys.length > 5 ? ', ...' : ''})`,
+      topic,
+    );
+    this.name = 'MessageTooLargeError';
+  }
+}
+
+/** A message's size in a record batch: its key, value and headers, and the record's own framing. */
+export function recordBytes(message: OutgoingMessage): number {
+  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.value);
+  if (message.key !== null) bytes += Buffer.byteLength(message.key);
+  for (const [name, value] of Object.entries(message.headers ?? {}))
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 8;
+  return bytes;
+}
+
+/** Upper bound of a record's framing (length, attributes, timestamp and offset deltas, varints). */
+const RECORD_OVERHEAD_BYTES = 32;
+/** A record batch's header (offsets, epoch, CRC, producer id and sequence, count). */
+const BATCH_OVERHEAD_BYTES = 128;
+
+/**
+ * Splits messages, in order, into runs that each fit in one record batch under `limitBytes`;
+ * messages too large on their own are returned apart, with their positions.
+ */
+export function batchesUnderLimit(
+  messages: readonly OutgoingMessage[],
+  limitBytes: number,
+): { readonly batches: OutgoingMessage[][]; readonly oversized: number[] } {
+  const budget = limitBytes - BATCH_OVERHEAD_BYTES;
+  const batches: OutgoingMessage[][] = [];
+  const oversized: number[] = [];
+  let current: OutgoingMessage[] = [];
+  let currentBytes = 0;
+  messages.forEach((message, index) => {
+    const bytes = recordBytes(message);
+    if (bytes > budget) {
+      oversized.push(index);
+      return;
+    }
+    if (currentBytes + bytes > budget && current.length > 0) {
+      batches.push(current);
+      current = [];
+      currentBytes = 0;
+    }
+    current.push(message);
+    currentBytes += bytes;
+  });
+  if (current.length > 0) batches.push(current);
+  return { batches, oversized };
 }

@@ -19,7 +19,7 @@ function record(nodeId: string, revision: number): NodeBundleRecord {
     hash: `sha256:${String(revision).repeat(64)}`,
     committedAt: '2026-11-21T00:00:00.000Z',
     files: [{ path: 'rules/cfengine-community/promises.cf', sha256: 'a'.repeat(64) }],
-    manifest: { nodeId, configRevision: revision },
+    manifestSha256: String(revision).repeat(64),
   };
 }
 
@@ -41,7 +41,7 @@ describe('MemoryBundleCache, beyond the contract', () => {
     const cache = new MemoryBundleCache();
     const written = record('n1', 1);
     await cache.recordBundles([written]);
-    (written.manifest as Record<string, unknown>)['nodeId'] = 'changed after the write';
+    (written.files as { path: string }[]).push({ path: 'changed after the write' });
     const read = await cache.nodeBundle('n1');
     (read?.files as unknown[]).splice(0, 1);
     const hashes = await cache.nodeHashes();

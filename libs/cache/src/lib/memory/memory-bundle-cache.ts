@@ -1,14 +1,13 @@
-import type { JsonObject } from '@policygen/engine';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 
-/** What a node holds: its bundle (files and manifest as the JSON text Redis keeps), or a tombstone. */
+/** What a node holds: its bundle (files as the JSON text Redis keeps), or a tombstone. */
 type NodeEntry =
   | {
       readonly revision: number;
       readonly hash: string;
       readonly committedAt: string;
       readonly files: string;
-      readonly manifest: string;
+      readonly manifestSha256: string;
     }
   | { readonly revision: number; readonly deleted: true };
 
@@ -67,6 +66,11 @@ export class MemoryBundleCache implements BundleCache {
     return this.open().blobs.get(sha256) ?? null;
   }
 
+  async getBlobs(sha256s: readonly string[]): Promise<(string | null)[]> {
+    const { blobs } = this.open();
+    return sha256s.map((sha256) => blobs.get(sha256) ?? null);
+  }
+
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     const store = this.open();
     // Serialised first: a bundle that cannot be is refused before anything is written.
@@ -77,7 +81,7 @@ export class MemoryBundleCache implements BundleCache {
         hash: bundle.hash,
         committedAt: bundle.committedAt,
         files: JSON.stringify(bundle.files),
-        manifest: JSON.stringify(bundle.manifest),
+        manifestSha256: bundle.manifestSha256,
       },
     }));
     return entries.map(({ nodeId, entry }) => {
@@ -109,7 +113,7 @@ export class MemoryBundleCache implements BundleCache {
       revision: entry.revision,
       committedAt: entry.committedAt,
       files: JSON.parse(entry.files) as NodeBundleRecord['files'],
-      manifest: JSON.parse(entry.manifest) as JsonObject,
+      manifestSha256: entry.manifestSha256,
     };
   }
 

@@ -1,5 +1,4 @@
 import { createClient } from 'redis';
-import type { JsonObject } from '@policygen/engine';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 
 export interface RedisBundleCacheOptions {
@@ -13,7 +12,7 @@ const RECORD = `
 local held = redis.call('HGET', KEYS[1], 'revision')
 if held and tonumber(held) > tonumber(ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifest', ARGV[5])
+redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifestSha256', ARGV[5])
 redis.call('HSET', KEYS[2], ARGV[6], ARGV[1] .. ' ' .. ARGV[2])
 return 1`;
 
@@ -59,6 +58,11 @@ export class RedisBundleCache implements BundleCache {
     return this.client.get(this.blobKey(sha256));
   }
 
+  async getBlobs(sha256s: readonly string[]): Promise<(string | null)[]> {
+    if (sha256s.length === 0) return [];
+    return this.client.mGet(sha256s.map((sha256) => this.blobKey(sha256)));
+  }
+
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     if (bundles.length === 0) return [];
     const multi = this.client.multi();
@@ -70,7 +74,7 @@ export class RedisBundleCache implements BundleCache {
           bundle.hash,
           bundle.committedAt,
           JSON.stringify(bundle.files),
-          JSON.stringify(bundle.manifest),
+          bundle.manifestSha256,
           bundle.nodeId,
         ],
       });
@@ -99,7 +103,7 @@ export class RedisBundleCache implements BundleCache {
       revision: Number(fields['revision']),
       committedAt: fields['committedAt'] ?? '',
       files: JSON.parse(fields['files'] ?? '[]') as NodeBundleRecord['files'],
-      manifest: JSON.parse(fields['manifest'] ?? '{}') as JsonObject,
+      manifestSha256: fields['manifestSha256'] ?? '',
     };
   }
 

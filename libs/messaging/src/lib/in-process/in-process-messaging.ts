@@ -13,6 +13,7 @@ import type {
   PartitionAssignment,
   TopicSpec,
 } from '../messaging';
+import { batchesUnderLimit, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from '../messaging';
 import { partitionForKey } from '../partitioning/partition-for-key';
 
 /**
@@ -136,6 +137,8 @@ class Topic {
     readonly name: string,
     partitions: number,
     retain: number,
+    /** A record batch's size limit, as the topic's `max.message.bytes`. */
+    readonly maxMessageBytes: number,
   ) {
     this.partitions = Array.from({ length: partitions }, () => new PartitionLog(retain));
   }
@@ -315,7 +318,10 @@ class InProcessAdmin implements MessagingAdmin {
     }
     if (missing.length === 0) return;
     for (const topic of missing)
-      this.bus.topics.set(topic.name, new Topic(topic.name, topic.partitions, this.bus.settings.retain));
+      this.bus.topics.set(
+        topic.name,
+        new Topic(topic.name, topic.partitions, this.bus.settings.retain, maxMessageBytesOf(topic)),
+      );
     this.bus.topicsChanged([...names]);
   }
 
@@ -347,6 +353,15 @@ class InProcessAdmin implements MessagingAdmin {
   }
 }
 
+function maxMessageBytesOf(topic: TopicSpec): number {
+  const configured = topic.config?.['max.message.bytes'];
+  if (configured === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
+  const limit = Number(configured);
+  if (!Number.isInteger(limit) || limit <= 0)
+    throw new Error(`topic ${topic.name}: max.message.bytes must be a positive integer, not "${configured}"`);
+  return limit;
+}
+
 class InProcessProducer implements MessageProducer {
   private closed = false;
 
@@ -356,6 +371,13 @@ class InProcessProducer implements MessageProducer {
     if (this.closed) throw new Error('the producer is closed');
     if (messages.length === 0) return;
     const target = this.bus.topic(topic);
+    const { oversized } = batchesUnderLimit(messages, target.maxMessageBytes);
+    if (oversized.length > 0)
+      throw new MessageTooLargeError(
+        topic,
+        oversized.map((index) => messages[index]?.key ?? null),
+        target.maxMessageBytes,
+      );
     const timestamp = Date.now();
     // Copied before the first is appended: a send is appended whole, or not at all.
     const stored = messages.map((message) => {

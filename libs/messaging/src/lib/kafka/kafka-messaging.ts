@@ -1,4 +1,4 @@
-import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Admin, Consumer, KafkaConfig, LogEntry, Producer } from 'kafkajs';
 import type {
   BatchHandler,
@@ -13,6 +13,12 @@ import type {
   PartitionAssignment,
   ProducerOptions,
   TopicSpec,
+} from '../messaging';
+import {
+  batchesUnderLimit,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  MessageTooLargeError,
+  PublishRejectedError,
 } from '../messaging';
 
 export interface MessagingLogEntry {
@@ -76,7 +82,7 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
         ...(idempotent ? { maxInFlightRequests: 1 } : {}),
       });
       await producer.connect();
-      return new KafkaProducer(producer);
+      return new KafkaProducer(producer, new TopicLimits(kafka, log));
     },
     async createConsumer(consumerOptions: ConsumerOptions) {
       const consumer = kafka.consumer({
@@ -147,25 +153,114 @@ class KafkaAdmin implements MessagingAdmin {
   }
 }
 
+/**
+ * Each topic's `max.message.bytes` as the broker has it, asked once per topic: a send is cut to fit
+ * it. A topic the broker cannot describe (not created yet) gets Kafka's default, asked again later.
+ */
+class TopicLimits {
+  private admin: Promise<Admin> | null = null;
+  private readonly known = new Map<string, number>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly log: (entry: MessagingLogEntry) => void,
+  ) {}
+
+  async of(topic: string): Promise<number> {
+    const known = this.known.get(topic);
+    if (known !== undefined) return known;
+    try {
+      this.admin ??= this.connect();
+      const { resources } = await (
+        await this.admin
+      ).describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+      });
+      const value = resources[0]?.configEntries.find(
+        (entry) => entry.configName === 'max.message.bytes',
+      )?.configValue;
+      const limit = Number(value);
+      if (!Number.isInteger(limit) || limit <= 0) return DEFAULT_MAX_MESSAGE_BYTES;
+      this.known.set(topic, limit);
+      return limit;
+    } catch (error) {
+      this.log({
+        level: 'warn',
+        namespace: 'TopicLimits',
+        message: `could not read max.message.bytes of ${topic}; assuming Kafka's default`,
+        extra: { error: (error as Error).message },
+      });
+      return DEFAULT_MAX_MESSAGE_BYTES;
+    }
+  }
+
+  async close(): Promise<void> {
+    const admin = this.admin;
+    this.admin = null;
+    if (admin) await (await admin.catch(() => null))?.disconnect();
+  }
+
+  private async connect(): Promise<Admin> {
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      return admin;
+    } catch (error) {
+      this.admin = null;
+      throw error;
+    }
+  }
+}
+
 class KafkaProducer implements MessageProducer {
-  constructor(private readonly producer: Producer) {}
+  constructor(
+    private readonly producer: Producer,
+    private readonly limits: TopicLimits,
+  ) {}
 
   async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    await this.producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((message) => ({
-        key: message.key,
-        value: message.value,
-        ...(message.headers ? { headers: { ...message.headers } } : {}),
-      })),
-    });
+    const limit = await this.limits.of(topic);
+    const { batches, oversized } = batchesUnderLimit(messages, limit);
+    if (oversized.length > 0)
+      throw new MessageTooLargeError(
+        topic,
+        oversized.map((index) => messages[index]?.key ?? null),
+        limit,
+      );
+    for (const batch of batches) {
+      try {
+        await this.producer.send({
+          topic,
+          acks: -1,
+          messages: batch.map((message) => ({
+            key: message.key,
+            value: message.value,
+            ...(message.headers ? { headers: { ...message.headers } } : {}),
+          })),
+        });
+      } catch (error) {
+        throw rejectionOf(error, topic) ?? error;
+      }
+    }
   }
 
-  close(): Promise<void> {
-    return this.producer.disconnect();
+  async close(): Promise<void> {
+    await this.limits.close();
+    await this.producer.disconnect();
   }
+}
+
+/**
+ * kafkajs's way of saying an answer will not change: a non-retriable error, other than retries
+ * running out (a broker away, which a later attempt may find back).
+ */
+function rejectionOf(error: unknown, topic: string): PublishRejectedError | null {
+  const failure = error as { name?: string; retriable?: boolean };
+  if (failure.name === 'KafkaJSNumberOfRetriesExceeded') return null;
+  if (failure.name !== 'KafkaJSNonRetriableError' && failure.retriable !== false) return null;
+  return new PublishRejectedError(`${topic}: ${(error as Error).message}`, topic, { cause: error });
 }
 
 class KafkaConsumer implements MessageConsumer {
