@@ -4,12 +4,13 @@ import { createClient } from 'redis';
 import { RedisBundleCache } from '@policygen/cache';
 import type { Fleet } from '@policygen/engine';
 import { GenerationEngine, validateFleet } from '@policygen/engine';
+import type { GenerationEvent } from '@policygen/events';
 import { topicsFor } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
-import type { MessageProducer, OutgoingMessage } from '@policygen/messaging';
-import { createKafkaMessaging } from '@policygen/messaging';
+import type { MessageConsumer, MessageProducer, OutgoingMessage } from '@policygen/messaging';
+import { createKafkaMessaging, PublishRejectedError } from '@policygen/messaging';
 import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
-import { BundlePublisher } from './bundle-publisher';
+import { BUNDLE_TOO_LARGE, BundlePublisher } from './bundle-publisher';
 import { GenerationLoop } from './generation-loop';
 import type { SnapshotSource } from '@policygen/store';
 
@@ -27,9 +28,13 @@ function demoFleet(): Fleet {
   return validation.fleet;
 }
 
-/** The real producer, whose sends fail while `failing` is above zero (one failure per send). */
+/**
+ * The real producer, whose sends fail while `failing` is above zero (one failure per send), and
+ * are refused for good while `refusing` holds (as a broker refuses a topic it does not allow).
+ */
 class FlakyProducer implements MessageProducer {
   failing = 0;
+  refusing = false;
   readonly sent: { topic: string; messages: readonly OutgoingMessage[] }[] = [];
 
   constructor(private readonly producer: MessageProducer) {}
@@ -39,6 +44,7 @@ class FlakyProducer implements MessageProducer {
       this.failing--;
       throw new Error('broker unreachable (injected)');
     }
+    if (this.refusing) throw new PublishRejectedError(`${topic}: refused (injected)`, topic);
     await this.producer.send(topic, messages);
     this.sent.push({ topic, messages });
   }
@@ -164,5 +170,117 @@ describe('GenerationLoop', () => {
         .flatMap((send) => send.messages.map((message) => message.key)),
     );
     expect(republished.size).toBe(expected.size);
+  });
+});
+
+describe('GenerationLoop, when the bus refuses', () => {
+  const fleet = demoFleet();
+  const id = randomBytes(5).toString('hex');
+  const topics = topicsFor(`loop-refused-${id}`);
+  const prefix = `loop-refused:${id}:`;
+  const expected = new Map<string, string>();
+  /** A bundle event's size, near enough to put the topic's limit among them. */
+  const eventBytes = new Map<string, number>();
+  let cache: RedisBundleCache;
+  let producer: FlakyProducer;
+  let loop: GenerationLoop;
+  const results: GenerationEvent[] = [];
+  let consumer: MessageConsumer;
+
+  beforeAll(async () => {
+    const reference = GenerationEngine.fromFleet(fleet, { revision: 4 });
+    reference.regenerate();
+    for (const [nodeId, result] of reference.allResults()) {
+      if (result.status !== 'ok' || !result.hash) continue;
+      expected.set(nodeId, result.hash);
+      const files = reference.bundle(nodeId).files.map((file) => ({ path: file.path, sha256: file.sha256 }));
+      eventBytes.set(nodeId, Buffer.byteLength(JSON.stringify(files)) + 400);
+    }
+    const sizes = [...eventBytes.values()].sort((a, b) => a - b);
+    // About half the bundles are over the limit: 128 bytes of batch header, 32 of record framing.
+    const limit = (sizes[Math.floor(sizes.length / 2)] ?? 0) + 128 + 32;
+
+    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers, log: () => undefined });
+    const admin = await messaging.createAdmin();
+    await admin.createTopics([
+      { name: topics.nodeBundles, partitions: 2, config: { 'max.message.bytes': String(limit) } },
+      { name: topics.generationEvents, partitions: 2 },
+    ]);
+    await admin.close();
+    consumer = await messaging.createConsumer({
+      groupId: `loop-refused-${id}`,
+      topics: [topics.generationEvents],
+      fromBeginning: true,
+    });
+    await consumer.start(async (batch) => {
+      for (const message of batch.messages)
+        results.push(JSON.parse(message.value.toString('utf8')) as GenerationEvent);
+    });
+    producer = new FlakyProducer(await messaging.createProducer({ idempotent: true }));
+    cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix });
+    loop = new GenerationLoop({
+      snapshots: { latest: () => Promise.resolve({ revision: 4, fleet }) },
+      cache,
+      publisher: new BundlePublisher(cache, producer, topics),
+      logger: pino({ level: 'silent' }),
+      sliceSize: 50,
+      retryDelayMs: 50,
+      maxRetryDelayMs: 200,
+    });
+  });
+  afterAll(async () => {
+    await loop.stop();
+    await consumer.close();
+    await producer.close();
+    await cache.close();
+    const client = createClient({ url: infra.redisUrl });
+    await client.connect();
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(keys);
+    await client.close();
+  });
+
+  it('says it is stuck while a send is refused for good, and publishes once that is mended', async () => {
+    producer.refusing = true;
+    loop.start();
+    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node' });
+    await eventually(() => (loop.status().failing?.consecutiveFailures ?? 0) >= 2, {
+      what: 'two refused cycles in a row',
+    });
+    expect(loop.status().failing).toMatchObject({
+      retriable: false,
+      error: expect.stringContaining('refused'),
+    });
+    expect(await cache.nodeHashes()).toEqual(new Map());
+    producer.refusing = false;
+    await eventually(() => loop.status().failing === null && loop.status().pending === 0, {
+      what: 'the loop to recover and finish',
+      timeoutMs: 30_000,
+    });
+  });
+
+  it('fails the nodes whose bundle is over the topic limit, each alone, and publishes the others', async () => {
+    await eventually(() => results.length >= eventBytes.size, {
+      what: `a generation result for each of ${eventBytes.size} nodes`,
+      timeoutMs: 30_000,
+    });
+    const refused = results.filter((event) => event.outcome === 'failed');
+    const served = await cache.nodeHashes();
+    expect(refused.length).toBeGreaterThan(0);
+    expect(served.size).toBeGreaterThan(0);
+    for (const event of refused) {
+      expect(event.errors).toEqual([{ code: BUNDLE_TOO_LARGE, message: expect.stringContaining('limit') }]);
+      expect(event.hash).toBeNull();
+      expect(served.has(event.nodeId)).toBe(false);
+    }
+    expect(new Set([...served.keys(), ...refused.map((event) => event.nodeId)])).toEqual(
+      new Set(expected.keys()),
+    );
+    for (const [nodeId, entry] of served) expect(entry.hash).toBe(expected.get(nodeId));
+    // The larger bundles are the ones refused.
+    const largestServed = Math.max(...[...served.keys()].map((nodeId) => eventBytes.get(nodeId) ?? 0));
+    const smallestRefused = Math.min(...refused.map((event) => eventBytes.get(event.nodeId) ?? 0));
+    expect(smallestRefused).toBeGreaterThan(largestServed - 200);
+    expect(loop.status().failing).toBeNull();
   });
 });
