@@ -65,6 +65,8 @@ export interface CycleReport {
 }
 
 const NOBODY: NodeOwnership = () => false;
+/** The longest the loop computes without handing the event loop back. */
+const YIELD_EVERY_MS = 20;
 
 /**
  * The generator's single writer: it builds the engine from a snapshot, applies the change log in
@@ -263,32 +265,32 @@ export class GenerationLoop {
     if (this.reconcile) removed += await this.removeVanishedNodes(engine, stamp);
     const candidates = engine.pendingNodes();
     const totals = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
-    for (let start = 0; start < candidates.length; start += this.sliceSize) {
-      const outcomes: NodeOutcome[] = [];
-      for (const nodeId of candidates.slice(start, start + this.sliceSize)) {
-        const began = performance.now();
-        const regeneration = engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() });
-        outcomes.push({
-          nodeId,
-          regeneration,
-          ...(!regeneration.skipped && regeneration.bundle ? { bundle: regeneration.bundle } : {}),
-          durationMs: performance.now() - began,
-          forced: forced.has(nodeId),
-        });
-      }
-      let summary;
+    // A slice is published while the next one is computed: the bus and the cache answer meanwhile.
+    let publishing: Promise<void> | null = null;
+    const publish = async (outcomes: readonly NodeOutcome[]): Promise<void> => {
       try {
-        summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
+        const summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
           engine.bundle(nodeId, { generatedAt: Date.now() }),
         );
+        for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += summary[key];
       } catch (error) {
-        // The engine holds these results already: without this they would never be published.
-        engine.forceRegeneration(outcomes.map((outcome) => outcome.nodeId));
-        for (const nodeId of forced) this.waitingRequests.push({ nodeId, revision: 0 });
+        this.unpublished(engine, outcomes, forced);
         throw error;
       }
-      for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += summary[key];
+    };
+    for (let start = 0; start < candidates.length; start += this.sliceSize) {
+      const outcomes = await this.compute(engine, candidates.slice(start, start + this.sliceSize), forced);
+      try {
+        await publishing;
+      } catch (error) {
+        this.unpublished(engine, outcomes, forced);
+        throw error;
+      }
+      publishing = publish(outcomes);
+      // Failures are awaited above or below; this only keeps them from counting as unhandled meanwhile.
+      publishing.catch(() => undefined);
     }
+    await publishing;
     const deleted = engine.takeRemoved();
     // Should the removal fail, the next cycle finds these nodes in the cache and not in the fleet.
     this.reconcile = deleted.length > 0;
@@ -307,6 +309,47 @@ export class GenerationLoop {
     };
     if (candidates.length > 0 || removed > 0 || changeSets > 0)
       this.options.logger.info(this.lastCycle, 'generation cycle');
+  }
+
+  /**
+   * Regenerates nodes, handing the event loop back every few milliseconds so that the slice being
+   * published, heartbeats and health checks go on meanwhile.
+   */
+  private async compute(
+    engine: GenerationEngine,
+    nodeIds: readonly string[],
+    forced: ReadonlySet<string>,
+  ): Promise<NodeOutcome[]> {
+    const outcomes: NodeOutcome[] = [];
+    let yieldedAt = performance.now();
+    for (const nodeId of nodeIds) {
+      const began = performance.now();
+      const regeneration = engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() });
+      const finished = performance.now();
+      outcomes.push({
+        nodeId,
+        regeneration,
+        ...(!regeneration.skipped && regeneration.bundle ? { bundle: regeneration.bundle } : {}),
+        durationMs: finished - began,
+        forced: forced.has(nodeId),
+      });
+      if (finished - yieldedAt >= YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yieldedAt = performance.now();
+      }
+    }
+    return outcomes;
+  }
+
+  /** The engine holds these results already: without this they would never be published. */
+  private unpublished(
+    engine: GenerationEngine,
+    outcomes: readonly NodeOutcome[],
+    forced: ReadonlySet<string>,
+  ): void {
+    engine.forceRegeneration(outcomes.map((outcome) => outcome.nodeId));
+    // Asked-for nodes of the slices not computed yet lose their mark with this cycle: ask again.
+    for (const nodeId of forced) this.waitingRequests.push({ nodeId, revision: 0 });
   }
 
   /** Applies everything queued, in order; returns how many change sets moved the revision. */
