@@ -69,6 +69,11 @@ describe('config service: revisions', () => {
     expect(revisions).toEqual(Array.from({ length: 30 }, (_, index) => 7 + index));
     expect((await api.get<{ revision: number }>('/api/v1/revision')).body.revision).toBe(36);
     expect(await logged()).toEqual(Array.from({ length: 36 }, (_, index) => index + 1));
+    // Requests that waited while a commit ran were committed together (one transaction, one time).
+    const times = (await store.changesSince(6)).map((change) => change.committedAt.getTime());
+    expect(new Set(times).size).toBeLessThan(times.length);
+    // And the configuration served is the one stored, change by change.
+    expect((await api.get('/api/v1/export')).body).toEqual((await store.snapshot()).fleet);
   });
 
   it('lets several instances on one database commit in turn, each validating against the others', async () => {

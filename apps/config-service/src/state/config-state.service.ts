@@ -33,16 +33,28 @@ export interface Mutation {
  */
 const RETRY_WINDOW_MS = 10_000;
 
+/** Mutations committed together at most, in one transaction. */
+const MAX_GROUP = 200;
+
+interface WaitingMutation {
+  readonly mutation: Mutation;
+  readonly resolve: (committed: CommittedChange) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * The configuration in memory, at the store's revision, and the one way to change it: mutations run
  * one at a time; each is validated by the engine against the configuration it applies to and
  * committed only if the store is still at that revision. When another instance committed first,
- * its changes are applied here and the mutation is validated again.
+ * its changes are applied here and the mutation is validated again. Mutations that arrive while a
+ * commit is under way are committed together next, each at its own revision in one transaction
+ * (group commit): a burst costs one round of the database, not one per request.
  */
 @Injectable()
 export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ConfigStateService.name);
   private readonly queue = new SerialQueue();
+  private waiting: WaitingMutation[] = [];
   private state: ConfigState | undefined;
   private followTimer: NodeJS.Timeout | undefined;
   private closing = false;
@@ -73,43 +85,108 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
   }
 
   mutate(mutation: Mutation): Promise<CommittedChange> {
-    return this.queue.run(async () => {
-      if (this.closing) throw unavailable('the service is shutting down');
-      const deadline = Date.now() + RETRY_WINDOW_MS;
-      let refusedBefore = false;
-      while (Date.now() < deadline) {
-        const { revision } = this.current;
-        const prepared = this.prepare(mutation);
-        if ('refusal' in prepared) {
-          // Refused against what may be an old configuration: another instance may have committed
-          // what makes it right. Once caught up, a refusal is the answer.
-          if (!refusedBefore && (await this.caughtUp(revision))) {
-            refusedBefore = true;
-            continue;
-          }
-          throw prepared.refusal;
-        }
-        try {
-          const committed = await this.store.commit(prepared.change, { expectedRevision: revision });
-          await this.advance(committed);
-          this.outbox.publishSoon();
-          return committed;
-        } catch (error) {
-          if (!(error instanceof RevisionConflictError)) throw error;
-          await this.follow();
-        }
-      }
-      throw unavailable('other instances keep committing first; try again');
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ mutation, resolve, reject });
+      if (this.waiting.length === 1) void this.queue.run(() => this.commitWaiting());
     });
   }
 
-  /** The mutation's change set, validated against the current configuration, or why it is refused. */
-  private prepare(mutation: Mutation): { change: ParsedChangeSet } | { refusal: unknown } {
-    const { revision, index } = this.current;
+  private async commitWaiting(): Promise<void> {
+    const group = this.waiting.splice(0, MAX_GROUP);
+    if (this.waiting.length > 0) void this.queue.run(() => this.commitWaiting());
+    if (group.length === 0) return;
+    if (this.closing) {
+      for (const waiting of group) waiting.reject(unavailable('the service is shutting down'));
+      return;
+    }
+    if (group.length === 1) {
+      const [only] = group as [WaitingMutation];
+      await this.commitOne(only.mutation).then(only.resolve, only.reject);
+      return;
+    }
+    await this.commitGroup(group);
+  }
+
+  /**
+   * Validates each mutation against the configuration the ones before it make, applying it to the
+   * index as it goes, then commits them all at once. Should the commit fail, the index holds what
+   * was not committed: it is loaded again from the store. A refused mutation takes the one-by-one
+   * way, which catches up with other instances before it answers.
+   */
+  private async commitGroup(group: readonly WaitingMutation[]): Promise<void> {
+    const deadline = Date.now() + RETRY_WINDOW_MS;
+    while (Date.now() < deadline) {
+      const { revision: base, index } = this.current;
+      const accepted: { waiting: WaitingMutation; change: ParsedChangeSet }[] = [];
+      const refused: WaitingMutation[] = [];
+      try {
+        for (const waiting of group) {
+          const prepared = this.prepare(waiting.mutation, { revision: base + accepted.length, index });
+          if ('refusal' in prepared) refused.push(waiting);
+          else {
+            index.apply(prepared.change);
+            accepted.push({ waiting, change: prepared.change });
+          }
+        }
+        const committed = await this.store.commitAll(
+          accepted.map(({ change }) => change),
+          { expectedRevision: base },
+        );
+        this.state = { revision: base + committed.length, index };
+        if (committed.length > 0) this.outbox.publishSoon();
+        accepted.forEach(({ waiting }, position) => waiting.resolve(committed[position] as CommittedChange));
+      } catch (error) {
+        await this.reload();
+        if (error instanceof RevisionConflictError) continue;
+        for (const waiting of group) waiting.reject(error);
+        return;
+      }
+      for (const waiting of refused)
+        await this.commitOne(waiting.mutation).then(waiting.resolve, waiting.reject);
+      return;
+    }
+    for (const waiting of group)
+      waiting.reject(unavailable('other instances keep committing first; try again'));
+  }
+
+  private async commitOne(mutation: Mutation): Promise<CommittedChange> {
+    const deadline = Date.now() + RETRY_WINDOW_MS;
+    let refusedBefore = false;
+    while (Date.now() < deadline) {
+      const { revision } = this.current;
+      const prepared = this.prepare(mutation);
+      if ('refusal' in prepared) {
+        // Refused against what may be an old configuration: another instance may have committed
+        // what makes it right. Once caught up, a refusal is the answer.
+        if (!refusedBefore && (await this.caughtUp(revision))) {
+          refusedBefore = true;
+          continue;
+        }
+        throw prepared.refusal;
+      }
+      try {
+        const committed = await this.store.commit(prepared.change, { expectedRevision: revision });
+        await this.advance(committed);
+        this.outbox.publishSoon();
+        return committed;
+      } catch (error) {
+        if (!(error instanceof RevisionConflictError)) throw error;
+        await this.follow();
+      }
+    }
+    throw unavailable('other instances keep committing first; try again');
+  }
+
+  /** The mutation's change set, validated against a configuration (the current one), or why it is refused. */
+  private prepare(
+    mutation: Mutation,
+    state: ConfigState = this.current,
+  ): { change: ParsedChangeSet } | { refusal: unknown } {
+    const { revision, index } = state;
     if (!ifMatchAccepts(mutation.ifMatch, revision))
       return { refusal: preconditionFailed(mutation.ifMatch ?? '', revision) };
     try {
-      const validation = validateChangeSet(mutation.build(this.current), index);
+      const validation = validateChangeSet(mutation.build(state), index);
       return validation.ok ? { change: validation.change } : { refusal: mutation.refuse(validation.issues) };
     } catch (refusal) {
       return { refusal };

@@ -181,6 +181,36 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       expect((await store.commit(change, { expectedRevision: 1 })).revision).toBe(2);
     });
 
+    it('commits several change sets at consecutive revisions in one go, or none of them', async () => {
+      const engine = emptyEngine();
+      await store.commit(validated(engine, importOf(demoFleet())));
+      const first = validated(engine, {
+        upsert: { parameters: { one: 1 }, settings: { ordering: 'random' } },
+      });
+      const second = validated(engine, {
+        upsert: { parameters: { two: 2 }, settings: { orderingSeed: 42 } },
+      });
+      await expect(store.commitAll([first, second], { expectedRevision: 0 })).rejects.toThrow(
+        RevisionConflictError,
+      );
+      expect((await store.snapshot()).revision).toBe(1);
+      const committed = await store.commitAll([first, second], { expectedRevision: 1 });
+      expect(committed.map((change) => change.revision)).toEqual([2, 3]);
+      expect(committed.map((change) => change.changeSet)).toEqual([first, second]);
+      const snapshot = await store.snapshot();
+      expect(snapshot.revision).toBe(3);
+      expect(snapshot.fleet.parameters).toMatchObject({ one: 1, two: 2 });
+      // Settings merge one change set after the other, as two commits would.
+      expect(snapshot.fleet.settings).toMatchObject({ ordering: 'random', orderingSeed: 42 });
+      expect((await store.changesSince(1)).map((change) => change.revision)).toEqual([2, 3]);
+      expect((await store.unpublished()).map((message) => message.payload)).toEqual([
+        expect.objectContaining({ revision: 1 }),
+        expect.objectContaining({ revision: 2 }),
+        expect.objectContaining({ revision: 3 }),
+      ]);
+      expect(await store.commitAll([])).toEqual([]);
+    });
+
     it('numbers concurrent commits without a gap, even when some fail', async () => {
       const parallel = open();
       const change = (index: number): ParsedChangeSet => {

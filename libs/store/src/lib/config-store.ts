@@ -45,6 +45,14 @@ export interface ConfigStore {
     changeSet: ParsedChangeSet,
     options?: { readonly expectedRevision?: number },
   ): Promise<CommittedChange>;
+  /**
+   * Commits change sets at consecutive revisions, in order, in one transaction: all or none. With
+   * `expectedRevision`, fails with `RevisionConflictError` unless that is current before the first.
+   */
+  commitAll(
+    changeSets: readonly ParsedChangeSet[],
+    options?: { readonly expectedRevision?: number },
+  ): Promise<CommittedChange[]>;
   /** Committed change sets after `revision`, in order. */
   changesSince(revision: number, limit?: number): Promise<CommittedChange[]>;
   /** Outbox messages not published yet, oldest first. */

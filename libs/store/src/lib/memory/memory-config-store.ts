@@ -81,40 +81,64 @@ export class MemoryConfigStore implements ConfigStore {
     changeSet: ParsedChangeSet,
     options: { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange> {
+    const [committed] = await this.commitAll([changeSet], options);
+    return committed as CommittedChange;
+  }
+
+  async commitAll(
+    changeSets: readonly ParsedChangeSet[],
+    options: { readonly expectedRevision?: number } = {},
+  ): Promise<CommittedChange[]> {
     const db = this.open();
     const current = db.revision;
     if (options.expectedRevision !== undefined && options.expectedRevision !== current)
       throw new RevisionConflictError(options.expectedRevision, current);
 
     // Everything that can fail happens before the first write: the commit is all or nothing.
-    const writes = entityWrites(changeSet).map((write) => ({
-      ...write,
-      upserts: write.upserts.map((row) => ({ kind: row.kind, key: row.key, text: JSON.stringify(row.body) })),
-    }));
-    const settings = mergeSettings(changeSet, parsed(db.entities.get(SETTINGS)?.get(SETTINGS)));
-    const settingsText = settings ? JSON.stringify(settings.body) : undefined;
-    const revision = current + 1;
     const committedAt = new Date();
-    const changeSetText = JSON.stringify(changeSet);
-    const event = changeEvent({
-      revision,
-      committedAt,
-      changeSet,
-      changeSetText,
-      maxEventBytes: this.maxEventBytes,
+    let storedSettings = parsed(db.entities.get(SETTINGS)?.get(SETTINGS));
+    const prepared = changeSets.map((changeSet, index) => {
+      const writes = entityWrites(changeSet).map((write) => ({
+        ...write,
+        upserts: write.upserts.map((row) => ({
+          kind: row.kind,
+          key: row.key,
+          text: JSON.stringify(row.body),
+        })),
+      }));
+      const settings = mergeSettings(changeSet, storedSettings);
+      if (settings) storedSettings = settings.body;
+      const revision = current + index + 1;
+      const changeSetText = JSON.stringify(changeSet);
+      const event = changeEvent({
+        revision,
+        committedAt,
+        changeSet,
+        changeSetText,
+        maxEventBytes: this.maxEventBytes,
+      });
+      return {
+        changeSet,
+        writes,
+        settingsText: settings ? JSON.stringify(settings.body) : undefined,
+        revision,
+        changeSetText,
+        payload: JSON.stringify(event),
+      };
     });
-    const payload = JSON.stringify(event);
 
-    for (const write of writes) {
-      const bodies = db.entities.get(write.kind);
-      if (bodies) for (const key of write.deletes) bodies.delete(key);
-      for (const row of write.upserts) rowsOf(db, row.kind).set(row.key, row.text);
+    for (const { writes, settingsText, revision, changeSetText, payload } of prepared) {
+      for (const write of writes) {
+        const bodies = db.entities.get(write.kind);
+        if (bodies) for (const key of write.deletes) bodies.delete(key);
+        for (const row of write.upserts) rowsOf(db, row.kind).set(row.key, row.text);
+      }
+      if (settingsText !== undefined) rowsOf(db, SETTINGS).set(SETTINGS, settingsText);
+      db.revision = revision;
+      db.changeLog.push({ revision, committedAt, changeSet: changeSetText });
+      db.outbox.push({ id: db.nextOutboxId++, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
     }
-    if (settingsText !== undefined) rowsOf(db, SETTINGS).set(SETTINGS, settingsText);
-    db.revision = revision;
-    db.changeLog.push({ revision, committedAt, changeSet: changeSetText });
-    db.outbox.push({ id: db.nextOutboxId++, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
-    return { revision, committedAt, changeSet };
+    return prepared.map(({ changeSet, revision }) => ({ revision, committedAt, changeSet }));
   }
 
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {

@@ -80,6 +80,15 @@ export class PostgresConfigStore implements ConfigStore {
     changeSet: ParsedChangeSet,
     options: { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange> {
+    const [committed] = await this.commitAll([changeSet], options);
+    return committed as CommittedChange;
+  }
+
+  async commitAll(
+    changeSets: readonly ParsedChangeSet[],
+    options: { readonly expectedRevision?: number } = {},
+  ): Promise<CommittedChange[]> {
+    if (changeSets.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       // The one row of config_state is the lock that orders commits: revisions have no gaps.
       const state = await trx
@@ -92,45 +101,51 @@ export class PostgresConfigStore implements ConfigStore {
       if (options.expectedRevision !== undefined && options.expectedRevision !== current)
         throw new RevisionConflictError(options.expectedRevision, current);
 
-      for (const write of entityWrites(changeSet)) {
-        await deleteKeys(trx, write.kind, write.deletes);
-        await upsertRows(trx, write.upserts);
-      }
-      if (Object.keys(changeSet.upsert.settings).length > 0) {
-        const stored = await trx
-          .selectFrom('entities')
-          .select('body')
-          .where('kind', '=', SETTINGS)
-          .executeTakeFirst();
-        const settings = mergeSettings(changeSet, stored?.body);
-        if (settings) await upsertRows(trx, [settings]);
-      }
-
-      const revision = current + 1;
       const committedAt = new Date();
-      const changeSetText = JSON.stringify(changeSet);
-      await trx.updateTable('config_state').set({ revision }).where('id', '=', 1).execute();
-      await trx
-        .insertInto('change_log')
-        .values({ revision, committed_at: committedAt, change_set: changeSetText })
-        .execute();
-      const event = changeEvent({
-        revision,
-        committedAt,
-        changeSet,
-        changeSetText,
-        maxEventBytes: this.maxEventBytes,
-      });
-      await trx
-        .insertInto('outbox')
-        .values({
+      const committed: CommittedChange[] = [];
+      const logRows: { revision: number; committed_at: Date; change_set: string }[] = [];
+      const outboxRows: { topic: string; key: string; payload: string; created_at: Date }[] = [];
+      for (const changeSet of changeSets) {
+        for (const write of entityWrites(changeSet)) {
+          await deleteKeys(trx, write.kind, write.deletes);
+          await upsertRows(trx, write.upserts);
+        }
+        if (Object.keys(changeSet.upsert.settings).length > 0) {
+          const stored = await trx
+            .selectFrom('entities')
+            .select('body')
+            .where('kind', '=', SETTINGS)
+            .executeTakeFirst();
+          const settings = mergeSettings(changeSet, stored?.body);
+          if (settings) await upsertRows(trx, [settings]);
+        }
+        const revision = current + committed.length + 1;
+        const changeSetText = JSON.stringify(changeSet);
+        logRows.push({ revision, committed_at: committedAt, change_set: changeSetText });
+        const event = changeEvent({
+          revision,
+          committedAt,
+          changeSet,
+          changeSetText,
+          maxEventBytes: this.maxEventBytes,
+        });
+        outboxRows.push({
           topic: this.changeTopic,
           key: CONFIG_CHANGES_KEY,
           payload: JSON.stringify(event),
           created_at: committedAt,
-        })
+        });
+        committed.push({ revision, committedAt, changeSet });
+      }
+      await trx
+        .updateTable('config_state')
+        .set({ revision: current + committed.length })
+        .where('id', '=', 1)
         .execute();
-      return { revision, committedAt, changeSet };
+      await trx.insertInto('change_log').values(logRows).execute();
+      // In revision order: the outbox is published by id, and ids follow the insertion order.
+      await trx.insertInto('outbox').values(outboxRows).execute();
+      return committed;
     });
   }
 
