@@ -28,6 +28,8 @@ export class DistributionEventsController {
   @EventPattern(TOPICS.nodeBundles, {
     group: BUNDLES_GROUP,
     fromBeginning: true,
+    // The distributor writes the batches that arrive together once (its group commit).
+    concurrentPartitions: 12,
   } satisfies EventPatternExtras)
   async bundles(@Payload() batch: MessageBatch): Promise<void> {
     const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable);

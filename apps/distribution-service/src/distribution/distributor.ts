@@ -42,6 +42,11 @@ export class Distributor {
   private topology: RelayTopology | null = null;
   private revision = 0;
   private work: Promise<unknown> = Promise.resolve();
+  private waitingBundles: {
+    readonly received: readonly ReceivedBundleEvent[];
+    readonly resolve: () => void;
+    readonly reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(private readonly options: DistributorOptions) {
     const secret = options.tokenSecret;
@@ -65,22 +70,43 @@ export class Distributor {
     return this.serially(() => this.loadSnapshot(0));
   }
 
+  /**
+   * Bundles become feed entries. Batches that arrive while a write runs are written together next
+   * (group commit): one blob fetch, one append and one flush for all of them. Each call resolves
+   * once its bundles are on disk.
+   */
   bundles(received: readonly ReceivedBundleEvent[]): Promise<void> {
-    return this.serially(async () => {
-      // Events of one node arrive in order (keyed by node id): its last one in the batch is its state.
-      const latest = new Map<string, ReceivedBundleEvent>();
-      for (const item of received) latest.set(item.event.nodeId, item);
-      await this.storeBlobs([...latest.values()].map(({ event }) => event));
-      const entries: UnnumberedEntry[] = [];
-      for (const { event, receivedAt } of latest.values()) {
-        const entry =
-          event.type === 'node.deleted'
-            ? this.ledger.bundleRemoved(event.nodeId, event.revision)
-            : this.ledger.bundleArrived(arrived(event, receivedAt));
-        if (entry) entries.push(entry);
-      }
-      await this.options.log.append(this.ledger.number(entries));
+    return new Promise((resolve, reject) => {
+      this.waitingBundles.push({ received, resolve, reject });
+      if (this.waitingBundles.length === 1) void this.serially(() => this.writeWaitingBundles());
     });
+  }
+
+  private async writeWaitingBundles(): Promise<void> {
+    const waiting = this.waitingBundles;
+    this.waitingBundles = [];
+    try {
+      await this.writeBundles(waiting.flatMap(({ received }) => received));
+      for (const { resolve } of waiting) resolve();
+    } catch (error) {
+      for (const { reject } of waiting) reject(error);
+    }
+  }
+
+  private async writeBundles(received: readonly ReceivedBundleEvent[]): Promise<void> {
+    // Events of one node arrive in order (keyed by node id): its last one is its state.
+    const latest = new Map<string, ReceivedBundleEvent>();
+    for (const item of received) latest.set(item.event.nodeId, item);
+    await this.storeBlobs([...latest.values()].map(({ event }) => event));
+    const entries: UnnumberedEntry[] = [];
+    for (const { event, receivedAt } of latest.values()) {
+      const entry =
+        event.type === 'node.deleted'
+          ? this.ledger.bundleRemoved(event.nodeId, event.revision)
+          : this.ledger.bundleArrived(arrived(event, receivedAt));
+      if (entry) entries.push(entry);
+    }
+    await this.options.log.append(this.ledger.number(entries));
   }
 
   changes(events: readonly ConfigChangeEvent[]): Promise<void> {

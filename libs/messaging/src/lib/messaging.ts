@@ -81,6 +81,12 @@ export interface ConsumerOptions {
    * (default 30 s): shorter means faster failover after a crash, at the cost of false alarms.
    */
   readonly sessionTimeoutMs?: number;
+  /**
+   * Batches of up to this many partitions handled at once (default 1): a handler that gathers
+   * concurrent batches into one write then pays for it once. A partition's batches still come one
+   * at a time, in order. An adapter may handle fewer at once.
+   */
+  readonly concurrentPartitions?: number;
 }
 
 export interface MessageConsumer {

@@ -94,7 +94,7 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
               heartbeatInterval: Math.max(100, Math.floor(consumerOptions.sessionTimeoutMs / 10)),
             }),
       });
-      const wrapped = new KafkaConsumer(consumer);
+      const wrapped = new KafkaConsumer(consumer, consumerOptions.concurrentPartitions ?? 1);
       await consumer.connect();
       await consumer.subscribe({
         topics: [...consumerOptions.topics],
@@ -266,7 +266,10 @@ function rejectionOf(error: unknown, topic: string): PublishRejectedError | null
 class KafkaConsumer implements MessageConsumer {
   private readonly assignmentListeners: Array<(assignment: PartitionAssignment) => void> = [];
 
-  constructor(private readonly consumer: Consumer) {
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly concurrentPartitions: number,
+  ) {
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       const assignment: PartitionAssignment = event.payload.memberAssignment;
       for (const listener of this.assignmentListeners) listener(assignment);
@@ -279,6 +282,7 @@ class KafkaConsumer implements MessageConsumer {
 
   start(handler: BatchHandler): Promise<void> {
     return this.consumer.run({
+      partitionsConsumedConcurrently: this.concurrentPartitions,
       eachBatchAutoResolve: false,
       eachBatch: async ({
         batch,

@@ -13,6 +13,8 @@ import type {
 export interface EventPatternExtras {
   /** Which consumer group the handler reads in; the transport's `groupOf` turns it into an id. */
   readonly group?: string;
+  /** Batches of up to this many partitions handled at once (default 1); see `ConsumerOptions`. */
+  readonly concurrentPartitions?: number;
   /** Where a group with no committed offset starts (default: new messages only). */
   readonly fromBeginning?: boolean;
 }
@@ -80,6 +82,9 @@ export class MessagingTransport extends Server implements CustomTransportStrateg
       groupId: this.options.groupOf?.(group, pattern) ?? group,
       topics: [topic],
       ...(extras.fromBeginning === undefined ? {} : { fromBeginning: extras.fromBeginning }),
+      ...(extras.concurrentPartitions === undefined
+        ? {}
+        : { concurrentPartitions: extras.concurrentPartitions }),
       ...(this.options.sessionTimeoutMs === undefined
         ? {}
         : { sessionTimeoutMs: this.options.sessionTimeoutMs }),
