@@ -1,19 +1,42 @@
-import type { Confirmation, FeedPage } from '@policygen/distribution';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import { extract } from 'tar-stream';
+import type { Blob, Confirmation, FeedPage } from '@policygen/distribution';
 import { feedPageSchema } from '@policygen/distribution';
+
+export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
 
 /** The HTTP side of a relay's parent: the distribution-service or another relay. */
 export class ParentClient {
+  private readonly requests: Counter<'kind'> | null;
+
   constructor(
     private readonly baseUrl: string,
     private readonly relayId: string,
-  ) {}
+    registry?: Registry,
+  ) {
+    this.requests = registry
+      ? new Counter({
+          name: 'policygen_relay_parent_requests_total',
+          help: 'HTTP requests this relay made to its parent, by kind',
+          labelNames: ['kind'],
+          registers: [registry],
+        })
+      : null;
+  }
 
   get url(): string {
     return this.baseUrl;
   }
 
-  async feed(after: number, waitMs: number, signal?: AbortSignal): Promise<FeedPage> {
-    const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}`);
+  /** Up to `limit` entries after `after`, waiting up to `waitMs` for one. */
+  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<FeedPage> {
+    const url = this.at(
+      `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}`,
+    );
+    this.requests?.inc({ kind: 'feed' });
     const response = await fetch(url, signal ? { signal } : {});
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
     const parsed = feedPageSchema.safeParse(await response.json());
@@ -22,15 +45,39 @@ export class ParentClient {
     return parsed.data;
   }
 
-  async blob(sha256: string): Promise<Buffer> {
-    const url = this.at(`/blobs/${sha256}`);
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
-    return Buffer.from(await response.arrayBuffer());
+  /**
+   * Many blobs in one request (`POST /blobs`, a tar stream of entries named by digest). Their
+   * contents are not checked here: the blob directory refuses one that does not have its digest.
+   */
+  async blobs(digests: readonly string[], signal?: AbortSignal): Promise<Blob[]> {
+    const url = this.at('/blobs');
+    this.requests?.inc({ kind: 'blobs' });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ digests }),
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok || !response.body)
+      throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+    const asked = new Set(digests);
+    const received: Blob[] = [];
+    const unpack = extract();
+    Readable.fromWeb(response.body as WebReadableStream<Uint8Array>).pipe(unpack);
+    for await (const entry of unpack) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      if (!asked.delete(entry.header.name))
+        throw new Error(`POST ${url} sent a blob not asked for: "${entry.header.name}"`);
+      received.push({ sha256: entry.header.name, content: Buffer.concat(chunks) });
+    }
+    if (asked.size > 0) throw new Error(`POST ${url} left out ${asked.size} of the blobs asked for`);
+    return received;
   }
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}/confirmations`);
+    this.requests?.inc({ kind: 'confirm' });
     const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
