@@ -7,7 +7,7 @@
  *     --platform=node --tsconfig=tsconfig.base.json --outfile=/tmp/fresh-sync.js \
  *     --external:@nestjs/microservices --external:@nestjs/websockets/socket-module \
  *     --external:class-transformer --external:class-validator \
- *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--out FILE]
+ *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--out FILE]
  *
  * The root's data is kept in --root-dir (made once per node count, reused after); the relay's
  * directory is new for each run. Prints the sync time, the requests the root answered by kind,
@@ -177,18 +177,23 @@ async function main(): Promise<void> {
   const relayPort = await freePort();
   const started = Date.now();
   const relayMain = resolve(option('relay', join('dist', 'relay', 'main.js')));
-  const relay = spawn(process.execPath, [relayMain], {
-    env: {
-      ...process.env,
-      POLICYGEN_RELAY_ID: 'root',
-      POLICYGEN_PARENT_URL: `http://127.0.0.1:${rootPort}`,
-      POLICYGEN_DATA_DIR: relayDir,
-      HOST: '127.0.0.1',
-      PORT: String(relayPort),
-      POLICYGEN_POLL_WAIT_MS: '1000',
+  const profile = option('relay-cpu-prof', '');
+  const relay = spawn(
+    process.execPath,
+    [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), relayMain],
+    {
+      env: {
+        ...process.env,
+        POLICYGEN_RELAY_ID: 'root',
+        POLICYGEN_PARENT_URL: `http://127.0.0.1:${rootPort}`,
+        POLICYGEN_DATA_DIR: relayDir,
+        HOST: '127.0.0.1',
+        PORT: String(relayPort),
+        POLICYGEN_POLL_WAIT_MS: '1000',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   let status = { cursor: 0, nodes: 0, blobFetches: 0 };
   let peakRss = 0;
   for (;;) {

@@ -33,7 +33,8 @@ const MAX_WAIT_MS = 60_000;
 const MAX_PAGE = 5_000;
 /** Blobs one `POST /blobs` may ask for. */
 export const MAX_BLOB_BATCH = 1_000;
-const BLOB_READ_AHEAD = 16;
+/** Blobs read (synchronously: small files, a promise each costs more) between turns of the event loop. */
+const BLOB_READ_SLICE = 64;
 const SHA256 = /^[0-9a-f]{64}$/;
 const EPOCH = new Date(0);
 
@@ -101,25 +102,17 @@ export class FeedController {
     response.setHeader('x-policygen-blob-count', String(digests.length));
     const archive = pack();
     archive.pipe(response);
-    const reads: Promise<Buffer>[] = [];
-    const readAhead = (index: number): void => {
-      const digest = digests[index];
-      if (digest !== undefined) reads[index] = this.blobs.read(digest);
-    };
-    for (let index = 0; index < BLOB_READ_AHEAD; index++) readAhead(index);
     try {
       for (const [index, digest] of digests.entries()) {
-        const content = await (reads[index] as Promise<Buffer>);
-        delete reads[index];
-        readAhead(index + BLOB_READ_AHEAD);
+        archive.entry({ name: digest, mode: 0o644, mtime: EPOCH }, this.blobs.readNow(digest));
+        if (response.writableNeedDrain)
+          await Promise.race([once(response, 'drain'), once(response, 'close')]);
+        else if (index % BLOB_READ_SLICE === BLOB_READ_SLICE - 1) await new Promise(setImmediate);
         if (response.destroyed) return;
-        archive.entry({ name: digest, size: content.length, mode: 0o644, mtime: EPOCH }, content);
-        if (response.writableNeedDrain) await once(response, 'drain');
       }
       archive.finalize();
     } catch (error) {
       // Headers are gone: a cut stream is how the reader learns (its tar is incomplete).
-      for (const read of reads) void read?.catch(() => undefined);
       response.destroy(error as Error);
     }
   }
