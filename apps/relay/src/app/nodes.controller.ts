@@ -66,6 +66,8 @@ export class NodesController {
     );
     archive.finalize();
     response.setHeader('content-type', 'application/x-tar');
+    // A node that goes away mid-stream ends it; that is no error of this process.
+    archive.on('error', () => undefined);
     archive.pipe(response);
   }
 

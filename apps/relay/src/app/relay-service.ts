@@ -108,6 +108,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       await collector.stop();
       await log.close();
       await app.close();
+      blobs.close();
     },
   };
 }

@@ -7,7 +7,7 @@
  *     --platform=node --tsconfig=tsconfig.base.json --outfile=/tmp/fresh-sync.js \
  *     --external:@nestjs/microservices --external:@nestjs/websockets/socket-module \
  *     --external:class-transformer --external:class-validator \
- *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--out FILE]
+ *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--relay-log FILE] [--out FILE]
  *
  * The root's data is kept in --root-dir (made once per node count, reused after); the relay's
  * directory is new for each run. Prints the sync time, the requests the root answered by kind,
@@ -16,7 +16,7 @@
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -178,6 +178,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const relayMain = resolve(option('relay', join('dist', 'relay', 'main.js')));
   const profile = option('relay-cpu-prof', '');
+  const relayLog = option('relay-log', '');
   const relay = spawn(
     process.execPath,
     [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), relayMain],
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
         PORT: String(relayPort),
         POLICYGEN_POLL_WAIT_MS: '1000',
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', relayLog ? openSync(relayLog, 'w') : 'ignore', 'inherit'],
     },
   );
   let status = { cursor: 0, nodes: 0, blobFetches: 0 };

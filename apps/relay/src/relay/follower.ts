@@ -175,20 +175,29 @@ export class Follower implements ConfirmationSink {
     for (let start = 0; start < digests.length; start += size)
       batches.push(digests.slice(start, start + size));
     let next = 0;
+    let failed = false;
     const worker = async (): Promise<void> => {
-      while (next < batches.length && !this.stopped) {
+      while (next < batches.length && !this.stopped && !failed) {
         const batch = batches[next++] ?? [];
-        const received = await this.options.parent.blobs(batch, this.abort.signal);
-        await this.options.blobs.writeMany(received);
-        this.fetches += received.length;
-        this.blobFetches.inc(received.length);
+        try {
+          const received = await this.options.parent.blobs(batch, this.abort.signal);
+          await this.options.blobs.writeMany(received);
+          this.fetches += received.length;
+          this.blobFetches.inc(received.length);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
     };
-    await Promise.all(
+    // Every request settled before the page is given up: a retry must not fetch again what one still brings.
+    const results = await Promise.allSettled(
       Array.from({ length: Math.min(this.options.fetchConcurrency ?? 4, batches.length) }, worker),
     );
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
     if (this.stopped) throw new Error('stopped');
   }
+
   private flushSoon(): void {
     this.flushing ??= (async () => {
       while (this.outbox.length > 0) {

@@ -36,8 +36,7 @@ export class ParentClient {
     const url = this.at(
       `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}`,
     );
-    this.requests?.inc({ kind: 'feed' });
-    const response = await fetch(url, signal ? { signal } : {});
+    const response = await this.request('feed', url, signal ? { signal } : {});
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
     const parsed = feedPageSchema.safeParse(await response.json());
     if (!parsed.success)
@@ -51,8 +50,7 @@ export class ParentClient {
    */
   async blobs(digests: readonly string[], signal?: AbortSignal): Promise<Blob[]> {
     const url = this.at('/blobs');
-    this.requests?.inc({ kind: 'blobs' });
-    const response = await fetch(url, {
+    const response = await this.request('blobs', url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ digests }),
@@ -77,13 +75,28 @@ export class ParentClient {
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}/confirmations`);
-    this.requests?.inc({ kind: 'confirm' });
-    const response = await fetch(url, {
+    const response = await this.request('confirm', url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ confirmations }),
     });
     if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+  }
+
+  /**
+   * A request, sent again at once when the connection failed before an answer: a parent closes a
+   * kept-alive connection after a few idle seconds, and a request may cross that close. Every
+   * request here may be repeated (a page, blobs, confirmations of what is held).
+   */
+  private async request(kind: ParentRequestKind, url: string, init: RequestInit): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      this.requests?.inc({ kind });
+      try {
+        return await fetch(url, init);
+      } catch (error) {
+        if (attempt >= 3 || init.signal?.aborted || !(error instanceof TypeError)) throw error;
+      }
+    }
   }
 
   /** A path under the parent's URL, which may itself have a path (`http://host/distribution`). */

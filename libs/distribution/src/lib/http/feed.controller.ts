@@ -88,6 +88,7 @@ export class FeedController {
    * (each digest once). All must be held, or 404 names the ones that are not, before anything is sent.
    */
   @Post('blobs')
+  @HttpCode(200)
   async blobBatch(@Body() body: unknown, @Res() response: Response): Promise<void> {
     const parsed = blobBatchSchema.safeParse(body);
     if (!parsed.success) throw invalid('invalid blob request', parsed.error.issues);
@@ -101,6 +102,8 @@ export class FeedController {
     response.setHeader('content-type', 'application/x-tar');
     response.setHeader('x-policygen-blob-count', String(digests.length));
     const archive = pack();
+    // A reader that goes away mid-stream ends it; that is no error of this process.
+    archive.on('error', () => undefined);
     archive.pipe(response);
     try {
       for (const [index, digest] of digests.entries()) {
