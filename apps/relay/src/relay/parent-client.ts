@@ -1,10 +1,8 @@
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
-import { extract } from 'tar-stream';
 import type { Blob, Confirmation, FeedPage } from '@policygen/distribution';
 import { feedPageSchema } from '@policygen/distribution';
+import { tarEntries } from './tar-entries';
 
 export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
 
@@ -60,14 +58,10 @@ export class ParentClient {
       throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
     const asked = new Set(digests);
     const received: Blob[] = [];
-    const unpack = extract();
-    Readable.fromWeb(response.body as WebReadableStream<Uint8Array>).pipe(unpack);
-    for await (const entry of unpack) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of entry) chunks.push(chunk as Buffer);
-      if (!asked.delete(entry.header.name))
-        throw new Error(`POST ${url} sent a blob not asked for: "${entry.header.name}"`);
-      received.push({ sha256: entry.header.name, content: Buffer.concat(chunks) });
+    for await (const entry of tarEntries(response.body)) {
+      if (!asked.delete(entry.name))
+        throw new Error(`POST ${url} sent a blob not asked for: "${entry.name}"`);
+      received.push({ sha256: entry.name, content: entry.content });
     }
     if (asked.size > 0) throw new Error(`POST ${url} left out ${asked.size} of the blobs asked for`);
     return received;
