@@ -15,7 +15,8 @@ export async function* tarEntries(chunks: AsyncIterable<Uint8Array>): AsyncGener
   let pending: Buffer = Buffer.alloc(0);
   let ended = false;
   for await (const chunk of chunks) {
-    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    pending = pending.length === 0 ? bytes : Buffer.concat([pending, bytes]);
     let at = 0;
     while (!ended && pending.length - at >= BLOCK) {
       const header = pending.subarray(at, at + BLOCK);
@@ -29,7 +30,7 @@ export async function* tarEntries(chunks: AsyncIterable<Uint8Array>): AsyncGener
       if (pending.length - at < BLOCK + padded) break;
       const type = header[156];
       if (type === 0 || type === 0x30)
-        yield { name: nameOf(header), content: Buffer.from(pending.subarray(at + BLOCK, at + BLOCK + size)) };
+        yield { name: nameOf(header), content: pending.subarray(at + BLOCK, at + BLOCK + size) };
       at += BLOCK + padded;
     }
     pending = pending.subarray(at);

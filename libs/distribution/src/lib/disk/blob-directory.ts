@@ -12,6 +12,7 @@ import {
   rmSync,
   unlinkSync,
   writeSync,
+  writevSync,
   fsyncSync,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -198,7 +199,7 @@ export class BlobDirectory {
         bytes += content.length;
         end++;
       }
-      writeFully(pack.fd, Buffer.concat(contents, bytes), pack.size);
+      writeAllAt(pack.fd, contents, pack.size);
       writeSync(this.indexFd, records, 0, RECORD * (end - start));
       this.indexRecords += end - start;
       let offset = pack.size;
@@ -369,7 +370,19 @@ export class BlobDirectory {
   }
 }
 
-function writeFully(fd: number, buffer: Buffer, position: number): void {
-  for (let written = 0; written < buffer.length;)
-    written += writeSync(fd, buffer, written, buffer.length - written, position + written);
+/** Writes buffers one after the other from a position, a few hundred per system call. */
+function writeAllAt(fd: number, buffers: readonly Buffer[], position: number): void {
+  let at = position;
+  for (let start = 0; start < buffers.length; start += 512) {
+    const slice = buffers.slice(start, start + 512);
+    const bytes = slice.reduce((sum, buffer) => sum + buffer.length, 0);
+    const written = writevSync(fd, slice, at);
+    // A short write (rare, for files): the rest goes in one piece.
+    if (written < bytes) {
+      const rest = Buffer.concat(slice).subarray(written);
+      for (let done = 0; done < rest.length;)
+        done += writeSync(fd, rest, done, rest.length - done, at + written + done);
+    }
+    at += bytes;
+  }
 }
