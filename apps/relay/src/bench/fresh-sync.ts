@@ -7,11 +7,12 @@
  *     --platform=node --tsconfig=tsconfig.base.json --outfile=/tmp/fresh-sync.js \
  *     --external:@nestjs/microservices --external:@nestjs/websockets/socket-module \
  *     --external:class-transformer --external:class-validator \
- *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--relay-log FILE] [--out FILE]
+ *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--relay-log FILE] [--steady BUNDLES] [--out FILE]
  *
  * The root's data is kept in --root-dir (made once per node count, reused after); the relay's
  * directory is new for each run. Prints the sync time, the requests the root answered by kind,
- * the relay's peak RSS and its own request counter.
+ * the relay's peak RSS and its own request counter. With `--steady N`, N changed bundles are then
+ * appended to the root (and stay in its feed) and the time the relay takes to apply them is measured.
  */
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
@@ -100,6 +101,51 @@ async function makeRoot(directory: string, nodes: number): Promise<void> {
   process.stdout.write('\n');
   await log.close();
   writeFileSync(join(directory, 'complete'), String(nodes));
+}
+
+/**
+ * After the sync: `count` new bundles (one file changed each, as a property change does), appended
+ * to the root in pages of 1,000 as fast as it takes them; how long until the relay has them all.
+ */
+async function steadyLoad(
+  log: FeedLog,
+  blobs: BlobDirectory,
+  count: number,
+  relayCursor: () => Promise<number>,
+): Promise<{ bundles: number; seconds: number; bundlesPerSecond: number } | null> {
+  if (count <= 0) return null;
+  const started = Date.now();
+  const nodes = log.nodeCount;
+  for (let start = 0; start < count; start += 1_000) {
+    const entries: FeedEntry[] = [];
+    for (let index = start; index < Math.min(count, start + 1_000); index++) {
+      const latest = log.latest(`node-${index % nodes}`);
+      if (!latest?.bundle) continue;
+      const content = `properties of node-${index % nodes} at change ${index} ${started}\n`;
+      const sha256 = digestOf(content);
+      await blobs.write(sha256, content);
+      const files = latest.bundle.files.map((file) =>
+        file.path.endsWith('properties.json') ? { path: file.path, sha256 } : file,
+      );
+      entries.push({
+        ...latest,
+        seq: log.cursor + entries.length + 1,
+        revision: latest.revision + 1,
+        previousPath: latest.path,
+        bundle: {
+          ...latest.bundle,
+          revision: latest.revision + 1,
+          hash: `sha256:${digestOf(`${sha256}${index}`)}`,
+          files,
+        },
+      });
+    }
+    await log.append(entries);
+  }
+  const target = log.cursor;
+  while ((await relayCursor()) < target) await new Promise((wake) => setTimeout(wake, 20));
+  const seconds = (Date.now() - started) / 1000;
+  return { bundles: count, seconds, bundlesPerSecond: Math.round(count / seconds) };
 }
 
 async function freePort(): Promise<number> {
@@ -211,6 +257,10 @@ async function main(): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write('\n');
+  const steady = await steadyLoad(log, blobs, Number(option('steady', '0')), async () => {
+    const answer = (await (await fetch(`http://127.0.0.1:${relayPort}/health`)).json()) as typeof status;
+    return answer.cursor;
+  });
   const metrics = await (await fetch(`http://127.0.0.1:${relayPort}/metrics`)).text();
   const relayCounted = metrics
     .split('\n')
@@ -225,6 +275,7 @@ async function main(): Promise<void> {
     nodes,
     seconds,
     nodesPerSecond: Math.round(nodes / seconds),
+    ...(steady ? { steady } : {}),
     requests: total,
     requestsByKind: Object.fromEntries(requests),
     relayCounted,
