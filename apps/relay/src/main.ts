@@ -10,6 +10,7 @@ const environment = z.object({
   PORT: z.coerce.number().int().min(0).default(3004),
   POLICYGEN_DATA_DIR: z.string().min(1).default('/var/lib/policygen/relay'),
   POLICYGEN_POLL_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(25_000),
+  POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 async function main(): Promise<void> {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     dataDir: env.POLICYGEN_DATA_DIR,
     logger: logger.child({ relay: env.POLICYGEN_RELAY_ID }),
     pollWaitMs: env.POLICYGEN_POLL_WAIT_MS,
+    blobGraceMs: env.POLICYGEN_BLOB_GRACE_MS,
   });
   await relay.app.listen(env.PORT, env.HOST);
   logger.info(

@@ -4,5 +4,6 @@ export * from './lib/feed';
 export * from './lib/ledger';
 export * from './lib/disk/blob-directory';
 export * from './lib/disk/feed-log';
+export * from './lib/disk/blob-collector';
 export * from './lib/http/feed.controller';
 export * from './lib/http/metrics.controller';

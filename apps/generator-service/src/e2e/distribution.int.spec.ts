@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import { extract } from 'tar-stream';
@@ -108,13 +108,21 @@ async function health<T>(service: ServiceProcess): Promise<T> {
   return (await (await fetch(`${service.url}/health`)).json()) as T;
 }
 
-function blobsOnDisk(relay: ServiceProcess): Set<string> {
-  const directory = join(relay.dataDir, 'blobs');
-  return new Set(
-    readdirSync(directory)
-      .filter((shard) => /^[0-9a-f]{2}$/.test(shard))
-      .flatMap((shard) => readdirSync(join(directory, shard))),
-  );
+/** The blobs of every bundle a relay serves to the given nodes, from their listings. */
+async function blobsServed(
+  relay: ServiceProcess,
+  nodeIds: readonly string[],
+  token: (nodeId: string) => Promise<string>,
+): Promise<Set<string>> {
+  const digests = new Set<string>();
+  for (const nodeId of nodeIds) {
+    const response = await fetch(`${relay.url}/nodes/${encodeURIComponent(nodeId)}/policies`, {
+      headers: { authorization: `Bearer ${await token(nodeId)}`, accept: 'application/json' },
+    });
+    const listing = (await response.json()) as { files: { sha256: string }[] };
+    for (const file of listing.files) digests.add(file.sha256);
+  }
+  return digests;
 }
 
 describe('distribution: from a config change to the node, through two levels of relays', () => {
@@ -255,7 +263,7 @@ describe('distribution: from a config change to the node, through two levels of 
     const etagsBefore = new Map<string, string | null>();
     for (const nodeId of euNodes)
       etagsBefore.set(nodeId, (await fetchPolicies(relayEu, nodeId, await token(nodeId))).etag);
-    const blobsBefore = blobsOnDisk(relayEu);
+    const blobsBefore = await blobsServed(relayEu, euNodes, token);
 
     relayEu.process.kill();
     await eventually(() => !relayEu.process.running, { what: 'relay-eu gone' });
@@ -293,6 +301,7 @@ describe('distribution: from a config change to the node, through two levels of 
 
   it('removes a node moved to another relay from the old one', async () => {
     const moved = euNodes[2] ?? '';
+    const servedBefore = (await health<{ nodes: number }>(relayEu)).nodes;
     const node = (await pipeline.request('GET', `/api/v1/nodes/${moved}`)).body as Entity;
     const put = await pipeline.request('PUT', `/api/v1/nodes/${moved}`, {
       ...node,
@@ -301,13 +310,12 @@ describe('distribution: from a config change to the node, through two levels of 
     expect(put.status).toBe(200);
     const revision = await pipeline.revision();
 
-    await eventually(
-      () =>
-        !existsSync(join(relayEu.dataDir, 'nodes', moved)) &&
-        !existsSync(join(relayEu.dataDir, 'trees', moved)),
-      { what: `relay-eu dropping ${moved}'s tree`, timeoutMs: 30_000 },
-    );
-    expect((await fetchPolicies(relayEu, moved, await token(moved))).status).toBe(401);
+    // Served from the node's latest entry: once the relay has applied the move, it is gone at once.
+    await eventually(async () => (await fetchPolicies(relayEu, moved, await token(moved))).status === 401, {
+      what: `relay-eu no longer serving ${moved}`,
+      timeoutMs: 30_000,
+    });
+    expect((await health<{ nodes: number }>(relayEu)).nodes).toBe(servedBefore - 1);
     // The root relay serves the whole tree, relay-us's part included: the node's new bundle is there.
     await eventually(() => confirmedOn('root', moved, revision) !== undefined, {
       what: `relay root holding ${moved} under relay-us at revision ${revision}`,

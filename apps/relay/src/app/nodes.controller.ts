@@ -5,29 +5,31 @@ import {
   Headers,
   HttpStatus,
   Inject,
+  NotFoundException,
   Param,
   Res,
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
-import type { FeedEntry, FeedLog } from '@policygen/distribution';
-import { FEED_LOG, claimedNodeId, entryFor, tokenMatches } from '@policygen/distribution';
-import type { NodeTrees } from '../relay/node-trees';
+import type { BlobDirectory, FeedBundle, FeedLog } from '@policygen/distribution';
+import { BLOB_DIRECTORY, FEED_LOG, claimedNodeId, entryFor, tokenMatches } from '@policygen/distribution';
 import type { RelayIdentity } from './tokens';
-import { NODE_TREES, RELAY_IDENTITY } from './tokens';
+import { RELAY_IDENTITY } from './tokens';
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
 
 /**
  * What nodes ask their relay. A node presents its token (`Authorization: Bearer <token>`); the
  * relay knows each served node's token digest from the feed. A node reads only its own bundle.
+ * A bundle is served from the blob directory, by the file list of the node's latest entry, taken
+ * once per request: blobs never change, so a request sees the old bundle or the new one whole.
  */
 @Controller('nodes')
 export class NodesController {
   constructor(
     @Inject(FEED_LOG) private readonly log: FeedLog,
-    @Inject(NODE_TREES) private readonly trees: NodeTrees,
+    @Inject(BLOB_DIRECTORY) private readonly blobs: BlobDirectory,
     @Inject(RELAY_IDENTITY) private readonly identity: RelayIdentity,
   ) {}
 
@@ -43,10 +45,7 @@ export class NodesController {
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    const entry = this.authenticate(nodeId, authorization);
-    const bundle = entry.bundle;
-    const tree = await this.trees.servedTree(nodeId);
-    if (!bundle || !tree) throw new UnauthorizedException('this relay does not serve the node');
+    const bundle = this.authenticate(nodeId, authorization);
     const etag = `"${bundle.hash}"`;
     response.setHeader('etag', etag);
     response.setHeader('cache-control', 'no-cache');
@@ -59,7 +58,7 @@ export class NodesController {
       response.json({ nodeId, hash: bundle.hash, revision: bundle.revision, files: bundle.files });
       return;
     }
-    const contents = await Promise.all(bundle.files.map((file) => this.trees.readFile(tree, file.path)));
+    const contents = await Promise.all(bundle.files.map((file) => this.blobs.read(file.sha256)));
     const archive = pack();
     const mtime = new Date(bundle.generatedAt);
     bundle.files.forEach((file, index) =>
@@ -67,6 +66,8 @@ export class NodesController {
     );
     archive.finalize();
     response.setHeader('content-type', 'application/x-tar');
+    // A node that goes away mid-stream ends it; that is no error of this process.
+    archive.on('error', () => undefined);
     archive.pipe(response);
   }
 
@@ -77,15 +78,15 @@ export class NodesController {
     @Headers('authorization') authorization: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    const entry = this.authenticate(nodeId, authorization);
-    const tree = await this.trees.servedTree(nodeId);
-    if (!entry.bundle || !tree) throw new UnauthorizedException('this relay does not serve the node');
-    response.setHeader('etag', `"${entry.bundle.hash}"`);
-    response.type('text/plain').send(await this.trees.readFile(tree, PROMISES_GENERATED));
+    const bundle = this.authenticate(nodeId, authorization);
+    const file = bundle.files.find((candidate) => candidate.path === PROMISES_GENERATED);
+    if (!file) throw new NotFoundException(`the bundle ${bundle.hash} has no ${PROMISES_GENERATED}`);
+    response.setHeader('etag', `"${bundle.hash}"`);
+    response.type('text/plain').send(await this.blobs.read(file.sha256));
   }
 
-  /** The entry of the node the token belongs to: 401 without a valid token, 403 for another node. */
-  private authenticate(nodeId: string, authorization: string | undefined): FeedEntry {
+  /** The bundle of the node the token belongs to: 401 without a valid token, 403 for another node. */
+  private authenticate(nodeId: string, authorization: string | undefined): FeedBundle {
     const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
     if (!token) throw new UnauthorizedException('a node token is required: Authorization: Bearer <token>');
     const claimed = claimedNodeId(token);
@@ -101,6 +102,7 @@ export class NodesController {
         `the token is not that of a node served by relay ${this.identity.relayId}`,
       );
     if (claimed !== nodeId) throw new ForbiddenException('a node may read only its own policies');
-    return entry;
+    if (!entry.bundle) throw new UnauthorizedException('this relay does not serve the node');
+    return entry.bundle;
   }
 }

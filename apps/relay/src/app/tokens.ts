@@ -1,5 +1,4 @@
 export const FOLLOWER = Symbol('FOLLOWER');
-export const NODE_TREES = Symbol('NODE_TREES');
 export const RELAY_IDENTITY = Symbol('RELAY_IDENTITY');
 
 export interface RelayIdentity {

@@ -7,9 +7,9 @@ import type {
   ConfirmationSink,
   FeedEntry,
   FeedLog,
+  FeedPage,
 } from '@policygen/distribution';
 import { entryFor } from '@policygen/distribution';
-import type { NodeTrees } from './node-trees';
 import type { ParentClient } from './parent-client';
 
 export interface FollowerOptions {
@@ -17,12 +17,15 @@ export interface FollowerOptions {
   readonly parent: ParentClient;
   readonly log: FeedLog;
   readonly blobs: BlobDirectory;
-  readonly trees: NodeTrees;
   readonly logger: Logger;
   readonly registry: Registry;
   /** How long one feed request may wait for news (default 25 s). */
   readonly pollWaitMs?: number;
-  /** Blobs fetched from the parent at once (default 16). */
+  /** Entries asked for per feed page (default 5,000, the parent's most). */
+  readonly pageSize?: number;
+  /** Blobs asked for per request (default 500). */
+  readonly blobBatch?: number;
+  /** Blob requests under way at once (default 4). */
   readonly fetchConcurrency?: number;
 }
 
@@ -36,9 +39,12 @@ export interface FollowerStatus {
 }
 
 /**
- * A relay's link to its parent: it long-polls its feed from the cursor on disk, fetches the blobs
- * it lacks, switches node trees, then records the entries (so a restart resumes after them and a
- * crash before only redoes them), and confirms its bundles upward with those of the relays below.
+ * A relay's link to its parent: it long-polls its feed from the cursor on disk, a page at a time;
+ * fetches the page's missing blobs in a few batched requests; then appends the page to its log,
+ * which is the switch (a node is served from its latest entry's blobs, so it sees the old bundle
+ * or the new one), and a restart resumes after it (a crash before only redoes the page, with no
+ * blob fetched twice); and confirms the page's bundles upward with those of the relays below.
+ * The next page is asked for while a full page's blobs are being fetched.
  */
 export class Follower implements ConfirmationSink {
   private stopped = false;
@@ -60,11 +66,12 @@ export class Follower implements ConfirmationSink {
   }
 
   status(): FollowerStatus {
+    let nodes = 0;
+    for (const entry of this.options.log.latestEntries())
+      if (entryFor(entry, this.options.relayId) === 'keep') nodes++;
     return {
       cursor: this.options.log.cursor,
-      nodes: [...this.options.log.latestEntries()].filter(
-        (entry) => entryFor(entry, this.options.relayId) === 'keep',
-      ).length,
+      nodes,
       blobs: this.options.blobs.count,
       blobFetches: this.fetches,
       lastSyncAt: this.lastSyncAt,
@@ -89,21 +96,35 @@ export class Follower implements ConfirmationSink {
     this.flushSoon();
   }
 
+  private get pageSize(): number {
+    return this.options.pageSize ?? 5_000;
+  }
+
+  private page(after: number, waitMs: number): Promise<FeedPage> {
+    return this.options.parent.feed(after, waitMs, this.pageSize, this.abort.signal);
+  }
+
   private async run(): Promise<void> {
     let backoffMs = 250;
+    let ahead: { readonly after: number; readonly page: Promise<FeedPage> } | null = null;
     while (!this.stopped) {
       try {
-        const page = await this.options.parent.feed(
-          this.options.log.cursor,
-          this.options.pollWaitMs ?? 25_000,
-          this.abort.signal,
-        );
-        await this.apply(page.entries);
-        await this.options.log.append(page.entries, page.next);
+        const cursor = this.options.log.cursor;
+        const page: FeedPage = await (ahead?.after === cursor
+          ? ahead.page
+          : this.page(cursor, this.options.pollWaitMs ?? 25_000));
+        ahead = null;
+        if (page.entries.length >= this.pageSize) {
+          const next = this.page(page.next, 0);
+          next.catch(() => undefined);
+          ahead = { after: page.next, page: next };
+        }
+        await this.apply(page);
         this.lastSyncAt = new Date().toISOString();
         this.lastError = null;
         backoffMs = 250;
       } catch (error) {
+        ahead = null;
         if (this.stopped) break;
         this.lastError = (error as Error).message;
         this.options.logger.warn(
@@ -116,23 +137,22 @@ export class Follower implements ConfirmationSink {
     }
   }
 
-  private async apply(entries: readonly FeedEntry[]): Promise<void> {
-    const { relayId, blobs, trees } = this.options;
+  /** One page: its missing blobs, then the entries appended at once, then its confirmations sent. */
+  private async apply(page: FeedPage): Promise<void> {
+    const { relayId, blobs, log } = this.options;
     const latest = new Map<string, FeedEntry>();
-    for (const entry of entries) latest.set(entry.nodeId, entry);
+    for (const entry of page.entries) latest.set(entry.nodeId, entry);
     const missing = new Set<string>();
     for (const entry of latest.values())
       if (entryFor(entry, relayId) === 'keep')
         for (const file of entry.bundle?.files ?? []) if (!blobs.has(file.sha256)) missing.add(file.sha256);
     await this.fetchBlobs([...missing]);
+    await log.append(page.entries, page.next);
 
     const confirmedAt = new Date().toISOString();
     const confirmations: Confirmation[] = [];
     for (const entry of latest.values()) {
-      const meaning = entryFor(entry, relayId);
-      if (meaning === 'drop') await trees.drop(entry.nodeId);
-      if (meaning !== 'keep' || !entry.bundle) continue;
-      await trees.keep(entry);
+      if (entryFor(entry, relayId) !== 'keep' || !entry.bundle) continue;
       const { hash, revision, committedAt, generatedAt, distributedAt } = entry.bundle;
       confirmations.push({
         relayId,
@@ -148,19 +168,34 @@ export class Follower implements ConfirmationSink {
     if (confirmations.length > 0) await this.confirm(confirmations);
   }
 
+  /** The blobs in batches, a few requests at a time; each blob is checked against its digest as it is stored. */
   private async fetchBlobs(digests: readonly string[]): Promise<void> {
-    const concurrency = this.options.fetchConcurrency ?? 16;
+    const size = this.options.blobBatch ?? 500;
+    const batches: string[][] = [];
+    for (let start = 0; start < digests.length; start += size)
+      batches.push(digests.slice(start, start + size));
     let next = 0;
+    let failed = false;
     const worker = async (): Promise<void> => {
-      while (next < digests.length) {
-        const digest = digests[next++] ?? '';
-        const content = await this.options.parent.blob(digest);
-        await this.options.blobs.write(digest, content);
-        this.fetches++;
-        this.blobFetches.inc();
+      while (next < batches.length && !this.stopped && !failed) {
+        const batch = batches[next++] ?? [];
+        try {
+          const received = await this.options.parent.blobs(batch, this.abort.signal);
+          await this.options.blobs.writeMany(received);
+          this.fetches += received.length;
+          this.blobFetches.inc(received.length);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, digests.length) }, worker));
+    // Every request settled before the page is given up: a retry must not fetch again what one still brings.
+    const results = await Promise.allSettled(
+      Array.from({ length: Math.min(this.options.fetchConcurrency ?? 4, batches.length) }, worker),
+    );
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
+    if (this.stopped) throw new Error('stopped');
   }
 
   private flushSoon(): void {

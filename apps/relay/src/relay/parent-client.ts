@@ -1,20 +1,40 @@
-import type { Confirmation, FeedPage } from '@policygen/distribution';
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import type { Blob, Confirmation, FeedPage } from '@policygen/distribution';
 import { feedPageSchema } from '@policygen/distribution';
+import { tarEntries } from './tar-entries';
+
+export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
 
 /** The HTTP side of a relay's parent: the distribution-service or another relay. */
 export class ParentClient {
+  private readonly requests: Counter<'kind'> | null;
+
   constructor(
     private readonly baseUrl: string,
     private readonly relayId: string,
-  ) {}
+    registry?: Registry,
+  ) {
+    this.requests = registry
+      ? new Counter({
+          name: 'policygen_relay_parent_requests_total',
+          help: 'HTTP requests this relay made to its parent, by kind',
+          labelNames: ['kind'],
+          registers: [registry],
+        })
+      : null;
+  }
 
   get url(): string {
     return this.baseUrl;
   }
 
-  async feed(after: number, waitMs: number, signal?: AbortSignal): Promise<FeedPage> {
-    const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}`);
-    const response = await fetch(url, signal ? { signal } : {});
+  /** Up to `limit` entries after `after`, waiting up to `waitMs` for one. */
+  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<FeedPage> {
+    const url = this.at(
+      `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}`,
+    );
+    const response = await this.request('feed', url, signal ? { signal } : {});
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
     const parsed = feedPageSchema.safeParse(await response.json());
     if (!parsed.success)
@@ -22,21 +42,55 @@ export class ParentClient {
     return parsed.data;
   }
 
-  async blob(sha256: string): Promise<Buffer> {
-    const url = this.at(`/blobs/${sha256}`);
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
-    return Buffer.from(await response.arrayBuffer());
+  /**
+   * Many blobs in one request (`POST /blobs`, a tar stream of entries named by digest). Their
+   * contents are not checked here: the blob directory refuses one that does not have its digest.
+   */
+  async blobs(digests: readonly string[], signal?: AbortSignal): Promise<Blob[]> {
+    const url = this.at('/blobs');
+    const response = await this.request('blobs', url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ digests }),
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok || !response.body)
+      throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+    const asked = new Set(digests);
+    const received: Blob[] = [];
+    for await (const entry of tarEntries(response.body)) {
+      if (!asked.delete(entry.name))
+        throw new Error(`POST ${url} sent a blob not asked for: "${entry.name}"`);
+      received.push({ sha256: entry.name, content: entry.content });
+    }
+    if (asked.size > 0) throw new Error(`POST ${url} left out ${asked.size} of the blobs asked for`);
+    return received;
   }
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}/confirmations`);
-    const response = await fetch(url, {
+    const response = await this.request('confirm', url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ confirmations }),
     });
     if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+  }
+
+  /**
+   * A request, sent again at once when the connection failed before an answer: a parent closes a
+   * kept-alive connection after a few idle seconds, and a request may cross that close. Every
+   * request here may be repeated (a page, blobs, confirmations of what is held).
+   */
+  private async request(kind: ParentRequestKind, url: string, init: RequestInit): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      this.requests?.inc({ kind });
+      try {
+        return await fetch(url, init);
+      } catch (error) {
+        if (attempt >= 3 || init.signal?.aborted || !(error instanceof TypeError)) throw error;
+      }
+    }
   }
 
   /** A path under the parent's URL, which may itself have a path (`http://host/distribution`). */

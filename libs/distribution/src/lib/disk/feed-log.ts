@@ -1,13 +1,17 @@
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { FeedEntry } from '../feed';
+import type { FeedEntry, FeedFile } from '../feed';
 import { feedEntrySchema } from '../feed';
 
 export interface FeedLogOptions {
   /** Flush each append to the disk before it resolves (the root's log: its source commits after). */
   readonly durable?: boolean;
-  /** Rewrite the file once it holds this many superseded lines (default 10,000). */
+  /**
+   * Rewrite the file once it holds this many superseded lines (default: as many as it has nodes,
+   * at least 10,000, so that the file stays under twice its live size at a bounded rewriting cost).
+   */
   readonly compactAfter?: number;
 }
 
@@ -28,6 +32,11 @@ export class FeedLog {
   private readonly formerRelays = new Map<string, Set<string>>();
   private readonly entriesBySeq = new Map<number, FeedEntry>();
   private readonly seqsByRelay = new Map<string, number[]>();
+  /**
+   * One copy of each file reference, relay path and string held: 100k nodes of ~34 files would
+   * otherwise keep millions of equal path and digest strings (parsed lines share nothing).
+   */
+  private interned = new Interner();
   private position = 0;
   private superseded = 0;
   private waiters: (() => void)[] = [];
@@ -43,28 +52,45 @@ export class FeedLog {
   static async open(file: string, options: FeedLogOptions = {}): Promise<FeedLog> {
     const log = new FeedLog(file, options);
     await mkdir(dirname(file), { recursive: true });
-    let text = '';
+    const { complete, torn } = await log.load();
+    log.handle = await open(file, 'a');
+    // A line without its newline was being written when the process stopped: it never counted.
+    if (torn) await log.handle.truncate(complete);
+    return log;
+  }
+
+  /** Reads the file line by line (it may be larger than a string can be); indexes what it holds. */
+  private async load(): Promise<{ complete: number; torn: boolean }> {
+    let complete = 0;
+    let lineNumber = 0;
+    let carry: Buffer = Buffer.alloc(0);
+    const stream = createReadStream(this.file, { highWaterMark: 4 * 2 ** 20 });
     try {
-      text = await readFile(file, 'utf8');
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+        let start = 0;
+        for (let newline = data.indexOf(10, start); newline !== -1; newline = data.indexOf(10, start)) {
+          this.load1(data.toString('utf8', start, newline), ++lineNumber);
+          start = newline + 1;
+        }
+        complete += start;
+        carry = data.subarray(start);
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const lines = text.split('\n');
-    // A line without its newline was being written when the process stopped: it never counted.
-    lines.pop();
-    for (const [index, line] of lines.entries()) {
-      const record = JSON.parse(line) as { readonly next?: number };
-      if (typeof record.next === 'number') log.position = Math.max(log.position, record.next);
-      else {
-        const parsed = feedEntrySchema.safeParse(record);
-        if (!parsed.success)
-          throw new Error(`${file}:${index + 1}: not a feed entry: ${parsed.error.message}`);
-        log.index(parsed.data);
-      }
+    return { complete, torn: carry.length > 0 };
+  }
+
+  private load1(line: string, lineNumber: number): void {
+    const record = JSON.parse(line) as { readonly next?: number };
+    if (typeof record.next === 'number') this.position = Math.max(this.position, record.next);
+    else {
+      const parsed = feedEntrySchema.safeParse(record);
+      if (!parsed.success)
+        throw new Error(`${this.file}:${lineNumber}: not a feed entry: ${parsed.error.message}`);
+      this.index(parsed.data);
     }
-    log.handle = await open(file, 'a');
-    if (text.length > 0 && !text.endsWith('\n')) await log.handle.truncate(text.lastIndexOf('\n') + 1);
-    return log;
   }
 
   /** The position up to which the feed is known: the last entry's seq, or further (`advance`). */
@@ -103,7 +129,8 @@ export class FeedLog {
     });
     for (const entry of entries) this.index(entry);
     if (mark !== undefined) this.position = mark;
-    if (this.superseded >= (this.options.compactAfter ?? 10_000)) await this.compact();
+    if (this.superseded >= (this.options.compactAfter ?? Math.max(10_000, this.latestByNode.size)))
+      await this.compact();
     const waiting = this.waiters;
     this.waiters = [];
     for (const wake of waiting) wake();
@@ -125,11 +152,14 @@ export class FeedLog {
       else high = middle;
     }
     const entries: FeedEntry[] = [];
-    for (let index = low; index < seqs.length && entries.length < limit; index++) {
+    let index = low;
+    for (; index < seqs.length && entries.length < limit; index++) {
       const entry = this.entriesBySeq.get(seqs[index] ?? 0);
       if (entry) entries.push(entry);
     }
-    const complete = low + entries.length >= seqs.length;
+    // Superseded seqs left at the end of the relay's list say nothing: the page is complete.
+    while (index < seqs.length && !this.entriesBySeq.has(seqs[index] ?? 0)) index++;
+    const complete = index >= seqs.length;
     const next = complete ? Math.max(cursor, this.position) : (entries[entries.length - 1]?.seq ?? cursor);
     return { entries, next };
   }
@@ -164,7 +194,8 @@ export class FeedLog {
     this.handle = null;
   }
 
-  private index(entry: FeedEntry): void {
+  private index(appended: FeedEntry): void {
+    const entry = this.interned.entry(appended);
     const previous = this.latestByNode.get(entry.nodeId);
     if (previous) {
       this.entriesBySeq.delete(previous.seq);
@@ -196,10 +227,15 @@ export class FeedLog {
       const staging = `${this.file}.compacting`;
       const handle = await open(staging, 'w');
       try {
-        await handle.write(
-          latest.map((entry) => `${JSON.stringify(entry)}\n`).join('') +
-            `${JSON.stringify({ next: this.position })}\n`,
-        );
+        // In slices: the whole file would not fit in one string at 100k nodes.
+        for (let start = 0; start < latest.length; start += 1_000)
+          await handle.write(
+            latest
+              .slice(start, start + 1_000)
+              .map((entry) => `${JSON.stringify(entry)}\n`)
+              .join(''),
+          );
+        await handle.write(`${JSON.stringify({ next: this.position })}\n`);
         await handle.datasync();
       } finally {
         await handle.close();
@@ -211,6 +247,7 @@ export class FeedLog {
       this.entriesBySeq.clear();
       this.seqsByRelay.clear();
       this.formerRelays.clear();
+      this.interned = new Interner();
       const position = this.position;
       for (const entry of latest) this.index(entry);
       this.position = position;
@@ -227,5 +264,63 @@ export class FeedLog {
     const run = this.writing.then(work);
     this.writing = run.catch(() => undefined);
     return run;
+  }
+}
+
+/** Shares equal strings, relay paths and file references between entries. */
+class Interner {
+  private readonly strings = new Map<string, string>();
+  private readonly paths = new Map<string, string[]>();
+  /** By path, then by digest. */
+  private readonly files = new Map<string, Map<string, FeedFile>>();
+
+  entry(entry: FeedEntry): FeedEntry {
+    const bundle = entry.bundle;
+    return {
+      seq: entry.seq,
+      nodeId: entry.nodeId,
+      path: this.path(entry.path),
+      previousPath: this.path(entry.previousPath),
+      revision: entry.revision,
+      bundle: bundle && {
+        hash: bundle.hash,
+        revision: bundle.revision,
+        committedAt: this.string(bundle.committedAt),
+        generatedAt: bundle.generatedAt,
+        distributedAt: bundle.distributedAt,
+        files: bundle.files.map((file) => this.file(file)),
+        tokenDigest: bundle.tokenDigest,
+      },
+    };
+  }
+
+  private string(text: string): string {
+    const known = this.strings.get(text);
+    if (known !== undefined) return known;
+    this.strings.set(text, text);
+    return text;
+  }
+
+  private path(relays: readonly string[]): string[] {
+    const key = relays.join('\n');
+    const known = this.paths.get(key);
+    if (known) return known;
+    const path = relays.map((relay) => this.string(relay));
+    this.paths.set(key, path);
+    return path;
+  }
+
+  private file(file: FeedFile): FeedFile {
+    const path = this.string(file.path);
+    let byDigest = this.files.get(path);
+    if (!byDigest) {
+      byDigest = new Map();
+      this.files.set(path, byDigest);
+    }
+    const known = byDigest.get(file.sha256);
+    if (known) return known;
+    const interned = { path, sha256: file.sha256 };
+    byDigest.set(file.sha256, interned);
+    return interned;
   }
 }

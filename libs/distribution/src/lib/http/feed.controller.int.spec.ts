@@ -1,0 +1,119 @@
+import 'reflect-metadata';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Module } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { extract } from 'tar-stream';
+import { BlobDirectory } from '../disk/blob-directory';
+import { FeedLog } from '../disk/feed-log';
+import {
+  BLOB_DIRECTORY,
+  CONFIRMATION_SINK,
+  FEED_LOG,
+  FeedController,
+  MAX_BLOB_BATCH,
+} from './feed.controller';
+
+const digestOf = (content: string): string => createHash('sha256').update(content).digest('hex');
+
+async function untar(body: ArrayBuffer): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const unpack = extract();
+  const done = (async () => {
+    for await (const entry of unpack) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk as Buffer);
+      files.set(entry.header.name, Buffer.concat(chunks).toString());
+    }
+  })();
+  unpack.end(Buffer.from(body));
+  await done;
+  return files;
+}
+
+describe('FeedController: blobs over HTTP', () => {
+  let directory: string;
+  let app: INestApplication;
+  let url: string;
+  let log: FeedLog;
+  const contents = Array.from({ length: 700 }, (_, index) => `blob ${index}\n${'z'.repeat(index * 37)}`);
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'policygen-feed-http-'));
+    log = await FeedLog.open(join(directory, 'feed.jsonl'));
+    const blobs = await BlobDirectory.open(join(directory, 'blobs'));
+    await blobs.writeMany(contents.map((content) => ({ sha256: digestOf(content), content })));
+    @Module({
+      controllers: [FeedController],
+      providers: [
+        { provide: FEED_LOG, useValue: log },
+        { provide: BLOB_DIRECTORY, useValue: blobs },
+        { provide: CONFIRMATION_SINK, useValue: { confirm: async () => undefined } },
+      ],
+    })
+    class TestModule {}
+    app = await NestFactory.create(TestModule, { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+  afterAll(async () => {
+    await log.close();
+    await app.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const post = (body: unknown) =>
+    fetch(`${url}/blobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('streams many blobs in one tar, entries named by digest, in the order asked, each once', async () => {
+    const asked = [...contents.slice(100, 600), contents[100] ?? ''].map(digestOf);
+    const response = await post({ digests: asked });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/x-tar');
+    const files = await untar(await response.arrayBuffer());
+    expect([...files.keys()]).toEqual(asked.slice(0, 500));
+    for (const [digest, content] of files) expect(digestOf(content)).toBe(digest);
+  });
+
+  it('answers 404 naming the unknown digests, before sending anything', async () => {
+    const unknown = [digestOf('not here'), digestOf('nor here')];
+    const response = await post({ digests: [digestOf(contents[0] ?? ''), ...unknown] });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ missing: unknown });
+  });
+
+  it('answers 400 naming the field for a malformed request', async () => {
+    const cases: [unknown, string][] = [
+      [{}, '$.digests'],
+      [{ digests: [] }, '$.digests'],
+      [{ digests: [digestOf('a'), 'ABC'] }, '$.digests.1'],
+      [{ digests: Array.from({ length: MAX_BLOB_BATCH + 1 }, () => digestOf('a')) }, '$.digests'],
+    ];
+    for (const [body, path] of cases) {
+      const response = await post(body);
+      expect({ body: JSON.stringify(body).slice(0, 40), status: response.status }).toEqual({
+        body: JSON.stringify(body).slice(0, 40),
+        status: 400,
+      });
+      const answer = (await response.json()) as { issues: { path: string }[] };
+      expect(answer.issues.map((issue) => issue.path)).toContain(path);
+    }
+  });
+
+  it('still serves one blob by digest, 404 for an unknown one, 400 for a malformed one', async () => {
+    const content = contents[42] ?? '';
+    const one = await fetch(`${url}/blobs/${digestOf(content)}`);
+    expect(one.status).toBe(200);
+    expect(one.headers.get('etag')).toBe(`"${digestOf(content)}"`);
+    expect(await one.text()).toBe(content);
+    expect((await fetch(`${url}/blobs/${digestOf('absent')}`)).status).toBe(404);
+    expect((await fetch(`${url}/blobs/nothex`)).status).toBe(400);
+  });
+});
