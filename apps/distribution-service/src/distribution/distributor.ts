@@ -166,12 +166,12 @@ export class Distributor {
     for (let start = 0; start < digests.length; start += CACHE_BATCH) {
       const batch = digests.slice(start, start + CACHE_BATCH);
       const contents = await this.options.cache.getBlobs(batch);
-      await Promise.all(
-        batch.map(async (digest, index) => {
+      await this.options.blobs.writeMany(
+        batch.map((digest, index) => {
           const content = contents[index];
           if (content === null || content === undefined)
             throw new Error(`blob ${digest} is not in the generator's cache`);
-          await this.options.blobs.write(digest, content);
+          return { sha256: digest, content };
         }),
       );
     }
