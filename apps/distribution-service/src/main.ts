@@ -22,6 +22,7 @@ const environment = z.object({
   POLICYGEN_REDIS_PREFIX: z.string().default('policygen:'),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
   POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
+  POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 async function main(): Promise<void> {
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     groupId: env.POLICYGEN_DISTRIBUTION_GROUP,
     instanceId: env.POLICYGEN_INSTANCE_ID,
     partitions: env.POLICYGEN_PARTITIONS,
+    blobGraceMs: env.POLICYGEN_BLOB_GRACE_MS,
     ...(env.POLICYGEN_SESSION_TIMEOUT_MS === undefined
       ? {}
       : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),

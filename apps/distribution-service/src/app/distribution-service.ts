@@ -9,6 +9,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import {
   BLOB_DIRECTORY,
+  BlobCollector,
   BlobDirectory,
   CONFIRMATION_SINK,
   FEED_LOG,
@@ -46,6 +47,8 @@ export interface DistributionServiceOptions {
   readonly httpAdapter?: ExpressAdapter;
   /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
   readonly defaultMetrics?: boolean;
+  /** How long a blob no bundle references any more is kept before it is deleted (default 10 min). */
+  readonly blobGraceMs?: number;
 }
 
 export interface DistributionService {
@@ -126,10 +129,20 @@ export async function startDistributionService(
   app.connectMicroservice({ strategy: transport });
   await app.startAllMicroservices();
   await app.init();
+  // Every latest bundle's blobs count as referenced: the root serves the whole tree.
+  const collector = new BlobCollector({
+    blobs,
+    log,
+    graceMs: options.blobGraceMs ?? 600_000,
+    registry,
+    logger,
+  });
+  collector.start();
   return {
     app,
     distributor,
     async stop() {
+      await collector.stop();
       // The log first: it releases the relays' long polls, which would hold the HTTP server open.
       await log.close();
       await app.close();
