@@ -98,6 +98,8 @@ export class Distributor {
     const latest = new Map<string, ReceivedBundleEvent>();
     for (const item of received) latest.set(item.event.nodeId, item);
     await this.storeBlobs([...latest.values()].map(({ event }) => event));
+    // The entries are flushed before the offsets are committed; the blobs they name before them.
+    this.options.blobs.sync();
     const entries: UnnumberedEntry[] = [];
     for (const { event, receivedAt } of latest.values()) {
       const entry =

@@ -14,6 +14,7 @@ import {
   writeSync,
   writevSync,
   fsyncSync,
+  fdatasyncSync,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -122,6 +123,15 @@ export class BlobDirectory {
     }
     this.append([...fresh]);
     return fresh.size;
+  }
+
+  /**
+   * Flushes the blobs written so far to the disk: a durable feed entry written after this names
+   * blobs that survive a power loss too (a process crash loses nothing either way).
+   */
+  sync(): void {
+    for (const pack of this.packs.values()) fdatasyncSync(pack.fd);
+    if (this.indexFd >= 0) fdatasyncSync(this.indexFd);
   }
 
   async read(sha256: string): Promise<Buffer> {
