@@ -60,8 +60,8 @@ export default [
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
   },
   {
-    // The pipeline benchmark provisions Kafka, Redis and Postgres and runs the services as the tests do.
-    files: ['apps/cli/src/bench/pipeline/**/*.ts'],
+    // The CLI's pipeline benchmark (apps/cli) provisions Kafka, Redis and Postgres and runs the services as the tests do.
+    files: ['**/src/bench/pipeline/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
   },
   {

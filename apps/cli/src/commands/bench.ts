@@ -70,7 +70,9 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         .default(20),
     )
     .addOption(
-      new Option('--seconds <n>', 'with --pipeline: how long the steady load lasts').argParser(positiveInteger).default(30),
+      new Option('--seconds <n>', 'with --pipeline: how long the steady load lasts')
+        .argParser(positiveInteger)
+        .default(30),
     )
     .addOption(
       new Option('--generators <n>', 'with --pipeline: generator instances (one consumer group)')

@@ -43,7 +43,9 @@ function scaled(range: { min: number; max: number }, nodes: number): { min: numb
 
 /** The candidates in the range or, when none is, the five nearest to it. */
 function withinRange(candidates: readonly Reach[], range: { min: number; max: number }): Reach[] {
-  const inside = candidates.filter((candidate) => candidate.reach >= range.min && candidate.reach <= range.max);
+  const inside = candidates.filter(
+    (candidate) => candidate.reach >= range.min && candidate.reach <= range.max,
+  );
   if (inside.length > 0) return inside;
   const distance = (reach: number): number =>
     reach < range.min ? range.min - reach : Math.max(0, reach - range.max);
@@ -86,14 +88,18 @@ export function planSteadyChanges(
   const directiveRange = scaled(DIRECTIVE_REACH, nodes);
   const groupRange = scaled(GROUP_REACH, nodes);
   const directives = withinRange(directiveReach(compiled), directiveRange).filter((reach) =>
-    Object.values(entity(compiled.directives, reach.id).parameters).some((value) => typeof value === 'string'),
+    Object.values(entity(compiled.directives, reach.id).parameters).some(
+      (value) => typeof value === 'string',
+    ),
   );
   const groups = withinRange(groupReach(compiled), groupRange);
   const ordinaryNodes = compiled.nodeIds.filter(
     (nodeId) => !compiled.policyServers.has(nodeId) && entity(compiled.nodes, nodeId).state === 'enabled',
   );
   if (ordinaryNodes.length === 0 || directives.length === 0 || groups.length === 0)
-    throw new Error('the synthetic fleet is too small for the steady load (no node, directive or group to change)');
+    throw new Error(
+      'the synthetic fleet is too small for the steady load (no node, directive or group to change)',
+    );
 
   const currentNodes = new Map<string, FleetNode>();
   const currentGroups = new Map<string, Group>();
@@ -107,7 +113,13 @@ export function planSteadyChanges(
       const node = currentNodes.get(nodeId) ?? entity(compiled.nodes, nodeId);
       const changed = withProperty(node, landmarks.nodeForProperty.property, marker);
       currentNodes.set(nodeId, changed);
-      changes.push({ index, kind: 'node-property', target: nodeId, reach: 1, changeSet: { upsert: { nodes: [changed] } } });
+      changes.push({
+        index,
+        kind: 'node-property',
+        target: nodeId,
+        reach: 1,
+        changeSet: { upsert: { nodes: [changed] } },
+      });
     } else if (roll < 0.9) {
       const { id, reach } = pick(directives);
       const changed = withParameter(entity(compiled.directives, id), marker);
@@ -123,7 +135,13 @@ export function planSteadyChanges(
       const group = currentGroups.get(id) ?? entity(compiled.groups, id);
       const changed: Group = { ...group, properties: { ...group.properties, [GROUP_PROPERTY]: marker } };
       currentGroups.set(id, changed);
-      changes.push({ index, kind: 'group-property', target: id, reach, changeSet: { upsert: { groups: [changed] } } });
+      changes.push({
+        index,
+        kind: 'group-property',
+        target: id,
+        reach,
+        changeSet: { upsert: { groups: [changed] } },
+      });
     }
   }
   return { changes, directives, groups, directiveRange, groupRange };
@@ -143,5 +161,8 @@ function withProperty(node: FleetNode, name: string, value: Json): FleetNode {
 function withParameter(directive: Directive, marker: string): Directive {
   const name = Object.keys(directive.parameters).find((key) => typeof directive.parameters[key] === 'string');
   if (name === undefined) throw new Error(`directive ${directive.id} has no string parameter`);
-  return { ...directive, parameters: { ...directive.parameters, [name]: `${String(directive.parameters[name])} ${marker}` } };
+  return {
+    ...directive,
+    parameters: { ...directive.parameters, [name]: `${String(directive.parameters[name])} ${marker}` },
+  };
 }

@@ -11,8 +11,16 @@ export function distributionOf(values: readonly number[]): Distribution {
   if (values.length === 0) return { count: 0, p50: null, p95: null, p99: null, max: null };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (quantile: number): number =>
-    round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1))] as number);
-  return { count: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: round(sorted[sorted.length - 1] as number) };
+    round(
+      sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1))] as number,
+    );
+  return {
+    count: sorted.length,
+    p50: at(0.5),
+    p95: at(0.95),
+    p99: at(0.99),
+    max: round(sorted[sorted.length - 1] as number),
+  };
 }
 
 function round(value: number): number {

@@ -39,7 +39,9 @@ describe('policygen bench --pipeline (small)', () => {
     expect(steady.changeSets).toBe(20);
     expect(steady.committed).toBe(20);
     expect(steady.failedCommits).toBe(0);
-    expect(steady.byKind['node-property'] + steady.byKind['directive-parameter'] + steady.byKind['group-property']).toBe(20);
+    expect(
+      steady.byKind['node-property'] + steady.byKind['directive-parameter'] + steady.byKind['group-property'],
+    ).toBe(20);
     expect(steady.lagMs.count + steady.withoutBundleChange).toBe(20);
     expect(steady.nodeChanges).toBeGreaterThanOrEqual(steady.lagMs.count);
     expect(steady.drainedSeconds).toBeGreaterThanOrEqual(0);
@@ -83,7 +85,9 @@ describe('policygen bench --pipeline (small)', () => {
   it('leaves no schema, Redis key or topic of its namespace behind', async () => {
     const id = report.namespace.replace(/^bench-/, '');
     const pool = new Pool({ connectionString: infrastructure.databaseUrl });
-    const schemas = await pool.query('select 1 from information_schema.schemata where schema_name = $1', [`bench_${id}`]);
+    const schemas = await pool.query('select 1 from information_schema.schemata where schema_name = $1', [
+      `bench_${id}`,
+    ]);
     await pool.end();
     expect(schemas.rowCount).toBe(0);
 

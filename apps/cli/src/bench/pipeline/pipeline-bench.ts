@@ -46,7 +46,12 @@ export interface PipelineProgress {
   end(): void;
 }
 
-const SILENT: PipelineProgress = { phase: () => undefined, update: () => undefined, log: () => undefined, end: () => undefined };
+const SILENT: PipelineProgress = {
+  phase: () => undefined,
+  update: () => undefined,
+  log: () => undefined,
+  end: () => undefined,
+};
 const ROOT = 'root';
 const PARTITIONS = 12;
 
@@ -73,11 +78,18 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const loadAverageBefore = loadavg();
   const phaseTimeoutMs = options.phaseTimeoutMs ?? 120_000 + 60 * options.nodes;
 
-  progress.log(`building the synthetic fleet (${options.nodes} nodes, seed ${options.seed}) and generating it in-process`);
+  progress.log(
+    `building the synthetic fleet (${options.nodes} nodes, seed ${options.seed}) and generating it in-process`,
+  );
   const bench = buildBenchFleet({ nodes: options.nodes, seed: options.seed });
   const validation = validateFleet(bench.fleet);
   if (!validation.ok)
-    throw new Error(`the synthetic fleet is invalid: ${validation.issues.slice(0, 3).map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `the synthetic fleet is invalid: ${validation.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path}: ${issue.message}`)
+        .join('; ')}`,
+    );
   const engine = GenerationEngine.fromFleet(validation.fleet);
   engine.regenerate();
   const importHashes = hashesOf(engine);
@@ -100,7 +112,9 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const phases: { name: string; cpu: Map<string, number> }[] = [];
   let broken: Error | undefined;
   launcher.onUnexpectedExit((service) => {
-    broken ??= new PipelineFailure(`${service.name} ${service.process.describeExit()}:\n${service.process.logTail()}`);
+    broken ??= new PipelineFailure(
+      `${service.name} ${service.process.describeExit()}:\n${service.process.logTail()}`,
+    );
   });
   const abort = (): void => {
     broken ??= new PipelineFailure('interrupted');
@@ -119,12 +133,17 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
       check();
-      if (Date.now() > deadline) throw new PipelineFailure(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+      if (Date.now() > deadline)
+        throw new PipelineFailure(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
       await sleep(200);
     }
   };
   const watch = (service: RunningService): void => {
-    const pid = findProcessInGroup(service.process.processGroup, process.execPath, bundlePath(service.bundle));
+    const pid = findProcessInGroup(
+      service.process.processGroup,
+      process.execPath,
+      bundlePath(service.bundle),
+    );
     if (pid !== undefined) sampler.watch(service.name, pid);
   };
   const markPhase = (name: string): void => {
@@ -151,11 +170,19 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const relay = await launcher.startRelay('relay root', ROOT, distribution.url);
     watch(relay);
     sampler.start();
-    await waitFor('the generators to own their partitions', async () => {
-      const statuses = await Promise.all(generators.map((generator) => health(generator.url)));
-      return statuses.every((status) => status['ready'] === true && status['ownership'] !== 'none yet');
-    }, 90_000);
-    await waitFor('the distribution-service to be ready', async () => (await health(distribution.url))['status'] === 'ok', 90_000);
+    await waitFor(
+      'the generators to own their partitions',
+      async () => {
+        const statuses = await Promise.all(generators.map((generator) => health(generator.url)));
+        return statuses.every((status) => status['ready'] === true && status['ownership'] !== 'none yet');
+      },
+      90_000,
+    );
+    await waitFor(
+      'the distribution-service to be ready',
+      async () => (await health(distribution.url))['status'] === 'ok',
+      90_000,
+    );
     check();
 
     // (a) the import
@@ -177,7 +204,8 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       .map((nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)?.confirmedAt ?? Number.NaN)
       .sort((a, b) => a - b);
     const at = (share: number): number =>
-      ((arrivals[Math.max(0, Math.ceil(share * arrivals.length) - 1)] ?? importStarted) - importStarted) / 1000;
+      ((arrivals[Math.max(0, Math.ceil(share * arrivals.length) - 1)] ?? importStarted) - importStarted) /
+      1000;
     const importMismatches = expected.filter(
       (nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)?.hash !== importHashes.get(nodeId),
     ).length;
@@ -216,7 +244,12 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         distributed = Math.max(distributed, confirmation.distributedAt);
         confirmed = Math.max(confirmed, confirmation.confirmedAt);
       }
-      return { generated: generated - record.committedAt, distributed: distributed - record.committedAt, onRelay: confirmed, lag: confirmed - record.committedAt };
+      return {
+        generated: generated - record.committedAt,
+        distributed: distributed - record.committedAt,
+        onRelay: confirmed,
+        lag: confirmed - record.committedAt,
+      };
     });
     const lastOnRelay = Math.max(loadStoppedAt, ...stages.map((stage) => stage.onRelay));
 
@@ -224,7 +257,9 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     progress.log('checking the bundles relay root confirmed against the engine');
     const finalEngine = committedInOrder ? engine : replay(validation.fleet, answered);
     const finalHashes = hashesOf(finalEngine);
-    const mismatches = [...finalHashes].filter(([nodeId, hash]) => confirmations.latest(nodeId)?.hash !== hash).length;
+    const mismatches = [...finalHashes].filter(
+      ([nodeId, hash]) => confirmations.latest(nodeId)?.hash !== hash,
+    ).length;
     const sample = sampleOf([...finalHashes.keys()], options.httpChecks ?? 300);
     const tokens = await nodeTokens(config.url, sample);
     let httpMismatches = await servedMismatches(relay.url, sample, tokens, finalHashes);
@@ -249,10 +284,19 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
 
     const processes = processReports(sampler, phases);
     succeeded = true;
-    const byKind: Record<ChangeKind, number> = { 'node-property': 0, 'directive-parameter': 0, 'group-property': 0 };
+    const byKind: Record<ChangeKind, number> = {
+      'node-property': 0,
+      'directive-parameter': 0,
+      'group-property': 0,
+    };
     for (const record of answered) byKind[record.change.kind]++;
     return {
-      machine: { cpus: availableParallelism(), node: process.version, loadAverageBefore, loadAverageAfter: loadavg() },
+      machine: {
+        cpus: availableParallelism(),
+        node: process.version,
+        loadAverageBefore,
+        loadAverageAfter: loadavg(),
+      },
       fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },
       generators: options.generators,
       namespace: namespace.topicNamespace,
@@ -313,7 +357,12 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
 function changedNodes(engine: GenerationEngine, changeSet: unknown): string[] {
   const outcome = engine.apply(changeSet);
   if (!outcome.ok)
-    throw new Error(`a planned change set does not apply: ${outcome.issues.slice(0, 3).map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `a planned change set does not apply: ${outcome.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path}: ${issue.message}`)
+        .join('; ')}`,
+    );
   return engine.regenerate().changed.filter((nodeId) => engine.result(nodeId)?.status === 'ok');
 }
 
@@ -342,7 +391,10 @@ async function steadyLoad(
   progress: PipelineProgress,
   check: () => void,
 ): Promise<CommitRecord[]> {
-  progress.phase(`steady load: ${options.rate} change sets/s for ${options.seconds} s, committed`, changes.length);
+  progress.phase(
+    `steady load: ${options.rate} change sets/s for ${options.seconds} s, committed`,
+    changes.length,
+  );
   const started = performance.now();
   let answered = 0;
   const pending: Promise<CommitRecord>[] = [];
@@ -368,9 +420,24 @@ async function commit(configUrl: string, change: PlannedChange): Promise<CommitR
   try {
     const answer = await postJson(`${configUrl}/api/v1/changes`, change.changeSet);
     const commitMs = performance.now() - began;
-    return { change, ok: true, revision: answer.revision, committedAt: Date.parse(answer.committedAt), answeredAt: Date.now(), commitMs };
+    return {
+      change,
+      ok: true,
+      revision: answer.revision,
+      committedAt: Date.parse(answer.committedAt),
+      answeredAt: Date.now(),
+      commitMs,
+    };
   } catch (error) {
-    return { change, ok: false, error: (error as Error).message, revision: -1, committedAt: 0, answeredAt: Date.now(), commitMs: performance.now() - began };
+    return {
+      change,
+      ok: false,
+      error: (error as Error).message,
+      revision: -1,
+      committedAt: 0,
+      answeredAt: Date.now(),
+      commitMs: performance.now() - began,
+    };
   }
 }
 
@@ -404,8 +471,11 @@ function sampleOf(nodeIds: readonly string[], count: number): string[] {
 async function nodeTokens(configUrl: string, nodeIds: readonly string[]): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   for (const nodeId of nodeIds) {
-    const response = await fetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, { method: 'POST' });
-    if (!response.ok) throw new PipelineFailure(`no token for ${nodeId}: ${response.status} ${await response.text()}`);
+    const response = await fetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
+      method: 'POST',
+    });
+    if (!response.ok)
+      throw new PipelineFailure(`no token for ${nodeId}: ${response.status} ${await response.text()}`);
     tokens.set(nodeId, ((await response.json()) as { token: string }).token);
   }
   return tokens;
@@ -442,7 +512,11 @@ export function parentRequests(
     let total: number | null = null;
     for (const line of metrics.split('\n')) {
       if (!line.startsWith(name) || !/^[\w]+(\{[^}]*\})? /.test(line)) continue;
-      if (line.slice(name.length, name.length + 1) !== ' ' && line.slice(name.length, name.length + 1) !== '{') continue;
+      if (
+        line.slice(name.length, name.length + 1) !== ' ' &&
+        line.slice(name.length, name.length + 1) !== '{'
+      )
+        continue;
       total = (total ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
     }
     return total;
@@ -458,16 +532,25 @@ export function parentRequests(
   };
 }
 
-function processReports(sampler: ProcessSampler, phases: readonly { name: string; cpu: Map<string, number> }[]): ProcessReport[] {
+function processReports(
+  sampler: ProcessSampler,
+  phases: readonly { name: string; cpu: Map<string, number> }[],
+): ProcessReport[] {
   return sampler.figures().map((figures) => {
     const byPhase: Record<string, number> = {};
     for (let index = 0; index + 1 < phases.length; index++) {
       const phase = phases[index] as (typeof phases)[number];
       const next = phases[index + 1] as (typeof phases)[number];
-      const spent = (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? next.cpu.get(figures.name) ?? 0);
+      const spent =
+        (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? next.cpu.get(figures.name) ?? 0);
       byPhase[phase.name] = Math.round(Math.max(0, spent) * 100) / 100;
     }
-    return { name: figures.name, peakRssMiB: figures.peakRssMiB, cpuSeconds: figures.cpuSeconds, cpuSecondsByPhase: byPhase };
+    return {
+      name: figures.name,
+      peakRssMiB: figures.peakRssMiB,
+      cpuSeconds: figures.cpuSeconds,
+      cpuSecondsByPhase: byPhase,
+    };
   });
 }
 
@@ -481,7 +564,11 @@ async function createTopics(messaging: Messaging, topics: TopicNames): Promise<v
 }
 
 /** Drops what the run created: its schema, its Redis keys, its topics (consumer groups expire by themselves). */
-async function cleanUp(infrastructure: TestInfrastructure, namespace: BenchNamespace, messaging: Messaging): Promise<void> {
+async function cleanUp(
+  infrastructure: TestInfrastructure,
+  namespace: BenchNamespace,
+  messaging: Messaging,
+): Promise<void> {
   const pool = new Pool({ connectionString: infrastructure.databaseUrl });
   try {
     await pool.query(`drop schema if exists "${namespace.schema}" cascade`);
@@ -505,7 +592,9 @@ async function cleanUp(infrastructure: TestInfrastructure, namespace: BenchNames
   }
   const admin = await messaging.createAdmin();
   try {
-    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace.topicNamespace}.`));
+    const topics = (await admin.listTopics()).filter((topic) =>
+      topic.startsWith(`${namespace.topicNamespace}.`),
+    );
     if (topics.length > 0) await admin.deleteTopics(topics);
   } finally {
     await admin.close();

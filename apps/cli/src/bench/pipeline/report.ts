@@ -90,10 +90,14 @@ function ms(value: number | null): string {
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((title, index) => Math.max(title.length, ...rows.map((row) => (row[index] ?? '').length)));
+  const widths = header.map((title, index) =>
+    Math.max(title.length, ...rows.map((row) => (row[index] ?? '').length)),
+  );
   const line = (cells: readonly string[]): string =>
     cells
-      .map((cell, index) => (index === 0 ? cell.padEnd(widths[index] ?? 0) : cell.padStart(widths[index] ?? 0)))
+      .map((cell, index) =>
+        index === 0 ? cell.padEnd(widths[index] ?? 0) : cell.padStart(widths[index] ?? 0),
+      )
       .join('  ');
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
 }

@@ -149,15 +149,20 @@ export class ServiceLauncher {
       logFile: join(this.workDir, `${name.replace(/\s+/g, '-')}.log`),
       env: { ...process.env, ...env, PORT: String(port) },
     });
-    const running: RunningService = { name, bundle: service, url, process: managed, ...(dataDir ? { dataDir } : {}) };
+    const running: RunningService = {
+      name,
+      bundle: service,
+      url,
+      process: managed,
+      ...(dataDir ? { dataDir } : {}),
+    };
     this.started.push(running);
     void managed.exited.then(() => {
       if (this.started.includes(running)) for (const listener of this.exitListeners) listener(running);
     });
     await eventually(
       async () => {
-        if (!managed.running)
-          throw new Error(`${name} ${managed.describeExit()}:\n${managed.logTail()}`);
+        if (!managed.running) throw new Error(`${name} ${managed.describeExit()}:\n${managed.logTail()}`);
         return fetch(`${url}/health`).then(
           (response) => response.ok,
           () => false,
