@@ -18,8 +18,14 @@ export interface PlannedChange {
 const REFERENCE_NODES = 10_000;
 const DIRECTIVE_REACH = { min: 50, max: 172 };
 const GROUP_REACH = { min: 100, max: 197 };
-/** A group property carries this name: no node property or criterion of the synthetic fleet uses it. */
-export const GROUP_PROPERTY = 'bench_pipeline_group';
+/**
+ * The property a group's change sets write, one name per group: a name two overlapping groups both
+ * set to different values would be a conflict (semantics.md), failing their common nodes. No node
+ * property or criterion of the synthetic fleet uses these names.
+ */
+export function groupPropertyName(groupId: string): string {
+  return `bench_pipeline_${groupId.replace(/[^A-Za-z0-9]/g, '_')}`;
+}
 
 export interface Reach {
   readonly id: string;
@@ -133,7 +139,10 @@ export function planSteadyChanges(
     } else {
       const { id, reach } = pick(groups);
       const group = currentGroups.get(id) ?? entity(compiled.groups, id);
-      const changed: Group = { ...group, properties: { ...group.properties, [GROUP_PROPERTY]: marker } };
+      const changed: Group = {
+        ...group,
+        properties: { ...group.properties, [groupPropertyName(id)]: marker },
+      };
       currentGroups.set(id, changed);
       changes.push({
         index,

@@ -126,7 +126,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     if (broken) throw broken;
   };
   const waitFor = async (
-    what: string,
+    what: string | (() => string),
     condition: () => boolean | Promise<boolean>,
     timeoutMs = phaseTimeoutMs,
   ): Promise<void> => {
@@ -134,7 +134,9 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     while (!(await condition())) {
       check();
       if (Date.now() > deadline)
-        throw new PipelineFailure(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+        throw new PipelineFailure(
+          `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${typeof what === 'string' ? what : what()}`,
+        );
       await sleep(200);
     }
   };
@@ -227,11 +229,15 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     progress.phase('drain: change sets wholly on relay root', tracked.length);
     const wholly = (change: (typeof tracked)[number]): boolean =>
       change.nodes.every((nodeId) => confirmations.firstAtOrAfter(nodeId, change.record.revision));
-    await waitFor(`every change set on relay root (${tracked.length})`, () => {
-      const done = tracked.filter(wholly).length;
-      progress.update(done);
-      return done === tracked.length;
-    });
+    await waitFor(
+      () =>
+        `every change set on relay root (${tracked.length}); still missing: ${describeMissing(tracked, confirmations)}`,
+      () => {
+        const done = tracked.filter(wholly).length;
+        progress.update(done);
+        return done === tracked.length;
+      },
+    );
     progress.end();
     const stages = tracked.map(({ record, nodes }) => {
       let generated = 0;
@@ -353,6 +359,28 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   }
 }
 
+/** The change sets not wholly on the relay, and for each the nodes missing and what the relay confirmed of them. */
+function describeMissing(
+  tracked: readonly { readonly record: CommitRecord; readonly nodes: readonly string[] }[],
+  confirmations: ConfirmationLog,
+): string {
+  return tracked
+    .flatMap(({ record, nodes }) => {
+      const missing = nodes.filter((nodeId) => !confirmations.firstAtOrAfter(nodeId, record.revision));
+      if (missing.length === 0) return [];
+      const latest = missing.slice(0, 3).map((nodeId) => {
+        const confirmation = confirmations.latest(nodeId);
+        return `${nodeId} (last confirmed at revision ${confirmation?.revision ?? 'none'})`;
+      });
+      return [
+        `#${record.change.index} ${record.change.kind} of ${record.change.target} at revision ${record.revision}: ` +
+          `${missing.length} of ${nodes.length} nodes, e.g. ${latest.join(', ')}`,
+      ];
+    })
+    .slice(0, 5)
+    .join('; ');
+}
+
 /** The nodes whose bundle (hash or status) a change set changes, applied to the engine in turn. */
 function changedNodes(engine: GenerationEngine, changeSet: unknown): string[] {
   const outcome = engine.apply(changeSet);
@@ -363,7 +391,14 @@ function changedNodes(engine: GenerationEngine, changeSet: unknown): string[] {
         .map((issue) => `${issue.path}: ${issue.message}`)
         .join('; ')}`,
     );
-  return engine.regenerate().changed.filter((nodeId) => engine.result(nodeId)?.status === 'ok');
+  const changed = engine.regenerate().changed;
+  const failed = changed.filter((nodeId) => engine.result(nodeId)?.status !== 'ok');
+  if (failed.length > 0)
+    throw new Error(
+      `a planned change set makes ${failed.length} node(s) fail, e.g. ${failed[0]}: ` +
+        JSON.stringify(engine.result(failed[0] as string)?.errors),
+    );
+  return [...changed];
 }
 
 function replay(fleet: Fleet, records: readonly CommitRecord[]): GenerationEngine {
