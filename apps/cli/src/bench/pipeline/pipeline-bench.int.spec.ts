@@ -67,6 +67,7 @@ describe('policygen bench --pipeline (small)', () => {
     ])
       expect(typeof figure).toBe('number');
     expect(Object.keys(report.peakRssMiB).sort()).toEqual([
+      'bench (this process)',
       'config-service',
       'distribution-service',
       'generator g1',
