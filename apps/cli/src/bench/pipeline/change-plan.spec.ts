@@ -51,7 +51,7 @@ describe('the steady load plan', () => {
           if (change.kind === 'node-property') expect(changed).toEqual([change.target]);
         }
       }),
-      { numRuns: 4 },
+      { numRuns: 12 },
     );
   });
 

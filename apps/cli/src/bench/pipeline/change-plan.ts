@@ -61,9 +61,18 @@ function withinRange(candidates: readonly Reach[], range: { min: number; max: nu
     .slice(0, 5);
 }
 
+/**
+ * Each enabled directive of a multi-instance technique and the nodes its rules reach: a disabled
+ * directive, or one of a unique technique that a higher-priority directive shadows, would change
+ * no bundle.
+ */
 export function directiveReach(compiled: CompiledFleet): Reach[] {
   const reaches: Reach[] = [];
-  for (const directiveId of compiled.directives.keys()) {
+  for (const [directiveId, directive] of compiled.directives) {
+    const technique = compiled.techniques.get(directive.technique);
+    const versions = technique ? [...technique.values()] : [];
+    if (!directive.enabled || versions.length === 0 || !versions.every((version) => version.multiInstance))
+      continue;
     const nodes = new Set<string>();
     for (const ruleId of compiled.rulesOfDirective.get(directiveId) ?? [])
       for (const nodeId of compiled.ruleTargets.get(ruleId) ?? []) nodes.add(nodeId);
