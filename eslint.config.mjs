@@ -60,6 +60,11 @@ export default [
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
   },
   {
+    // The CLI's pipeline benchmark (apps/cli) provisions Kafka, Redis and Postgres and runs the services as the tests do.
+    files: ['**/src/bench/pipeline/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': moduleBoundaries(['type:testing']) },
+  },
+  {
     files: ['libs/**/*.ts', 'apps/*-service/**/*.ts', 'apps/relay/**/*.ts'],
     rules: {
       'no-restricted-imports': [

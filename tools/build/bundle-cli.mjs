@@ -53,8 +53,9 @@ try {
       entryPoints: [join(root, 'apps', 'cli', 'src', 'main.ts')],
       outfile: cli,
       banner: { js: '#!/usr/bin/env node' },
-      // `policygen start` runs the services in its own process.
-      external: OPTIONAL_NEST_MODULES,
+      // `policygen start` runs the services in its own process. `bench --pipeline` loads the test
+      // harness's providers lazily; testcontainers (a development dependency) stays in node_modules.
+      external: [...OPTIONAL_NEST_MODULES, 'testcontainers', '@testcontainers/*'],
     }),
     build({
       ...common,

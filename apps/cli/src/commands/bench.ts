@@ -9,13 +9,20 @@ import { collect } from '../options';
 import type { CommandDefinition } from './context';
 
 interface BenchCommandOptions {
-  readonly nodes: number;
+  readonly nodes?: number;
   readonly seed: number;
   readonly scenario: readonly string[];
-  readonly out: string;
+  readonly out?: string;
   readonly naive: boolean;
   readonly threads: number;
+  readonly pipeline: boolean;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly generators: number;
 }
+
+const ENGINE_NODES = 100_000;
+const PIPELINE_NODES = 10_000;
 
 function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
@@ -27,10 +34,14 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
   program
     .command('bench')
     .description(
-      'benchmark full and incremental generation on a deterministic synthetic fleet (architecture.md, performance targets)',
+      'benchmark full and incremental generation on a deterministic synthetic fleet (architecture.md, performance targets); ' +
+        'with --pipeline, the real services as processes on Kafka, Redis and Postgres',
     )
     .addOption(
-      new Option('--nodes <n>', 'nodes of the synthetic fleet').argParser(positiveInteger).default(100_000),
+      new Option(
+        '--nodes <n>',
+        `nodes of the synthetic fleet (default: ${ENGINE_NODES}, ${PIPELINE_NODES} with --pipeline)`,
+      ).argParser(positiveInteger),
     )
     .addOption(new Option('--seed <n>', 'seed of the synthetic fleet').argParser(positiveInteger).default(1))
     .addOption(
@@ -47,15 +58,59 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         .default(availableParallelism()),
     )
     .option('--no-naive', 'skip the naive figure (a full regeneration after each change)')
-    .addOption(new Option('-o, --out <file>', 'where to write the JSON report').default('bench-results.json'))
+    .option(
+      '--pipeline',
+      'benchmark the pipeline instead: config-service, generator(s), distribution-service and relays as processes ' +
+        '(run `npm run build` first; Kafka, Redis and Postgres from KAFKA_BROKERS, REDIS_URL, DATABASE_URL, else started as for the tests)',
+      false,
+    )
+    .addOption(
+      new Option('--rate <n>', 'with --pipeline: change sets per second of the steady load')
+        .argParser(positiveInteger)
+        .default(20),
+    )
+    .addOption(
+      new Option('--seconds <n>', 'with --pipeline: how long the steady load lasts')
+        .argParser(positiveInteger)
+        .default(30),
+    )
+    .addOption(
+      new Option('--generators <n>', 'with --pipeline: generator instances (one consumer group)')
+        .argParser(positiveInteger)
+        .default(1),
+    )
+    .addOption(
+      new Option(
+        '-o, --out <file>',
+        'where to write the JSON report (default: bench-results.json, bench-pipeline.json with --pipeline)',
+      ),
+    )
     .action(async (options: BenchCommandOptions) => {
+      if (options.pipeline) {
+        // Loaded only here: it brings the test harness's infrastructure providers along.
+        const { runPipelineCommand } = await import('../bench/pipeline/pipeline-command');
+        await runPipelineCommand(
+          {
+            nodes: options.nodes ?? PIPELINE_NODES,
+            seed: options.seed,
+            rate: options.rate,
+            seconds: options.seconds,
+            generators: options.generators,
+            out: options.out ?? 'bench-pipeline.json',
+          },
+          streams,
+        );
+        exitWith(EXIT_OK);
+        return;
+      }
+      const out = options.out ?? 'bench-results.json';
       const unknown = options.scenario.filter((name) => !scenarioNames().includes(name));
       if (unknown.length > 0)
         throw new InputError(`unknown scenario ${unknown.join(', ')} (one of ${scenarioNames().join(', ')})`);
       const machine = { cpus: availableParallelism(), loadAverage: loadavg(), node: process.version };
       const report = await runBench(
         {
-          nodes: options.nodes,
+          nodes: options.nodes ?? ENGINE_NODES,
           seed: options.seed,
           scenarios: options.scenario,
           skipNaive: !options.naive,
@@ -65,12 +120,12 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         machine,
       );
       try {
-        await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+        await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
       } catch (error) {
-        throw new InputError(`cannot write ${options.out}: ${describeFsError(error)}`);
+        throw new InputError(`cannot write ${out}: ${describeFsError(error)}`);
       }
       writeLine(streams.stdout, formatBenchTable(report));
-      writeLine(streams.stderr, `bench: report written to ${options.out}`);
+      writeLine(streams.stderr, `bench: report written to ${out}`);
       exitWith(EXIT_OK);
     });
 };

@@ -4,3 +4,4 @@ export { eventually } from './lib/eventually';
 export { ManagedProcess, type ProcessExit } from './lib/managed-process';
 export { freePort } from './lib/net';
 export { workspaceRoot } from './lib/system';
+export { startTestInfrastructure, type RunningInfrastructure } from './lib/start-infrastructure';

@@ -81,6 +81,11 @@ export class ManagedProcess {
     return new ManagedProcess(options.name, options.logFile, options);
   }
 
+  /** The guard's pid, which is also the process group of everything the command runs. */
+  get processGroup(): number {
+    return this.pid;
+  }
+
   get running(): boolean {
     return this.exit === undefined;
   }

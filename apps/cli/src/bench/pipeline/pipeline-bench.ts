@@ -1,0 +1,644 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'pg';
+import { createClient } from 'redis';
+import { GenerationEngine, validateFleet } from '@policygen/engine';
+import type { Fleet } from '@policygen/engine';
+import { topicsFor } from '@policygen/events';
+import type { TopicNames } from '@policygen/events';
+import { buildBenchFleet } from '@policygen/fleets';
+import type { Messaging } from '@policygen/messaging';
+import { createKafkaMessaging } from '@policygen/messaging';
+import type { TestInfrastructure } from '@policygen/testing-infra';
+import type { ChangeKind, PlannedChange } from './change-plan';
+import { planSteadyChanges } from './change-plan';
+import { ConfirmationLog } from './confirmations';
+import { distributionOf } from './distribution-stats';
+import { findProcessInGroup, ProcessSampler } from './process-sampler';
+import type { PipelineReport, ProcessReport } from './report';
+import type { BenchNamespace, RunningService } from './services';
+import { bundlePath, freshNamespace, ServiceLauncher } from './services';
+
+export interface PipelineBenchOptions {
+  readonly nodes: number;
+  readonly seed: number;
+  /** Change sets per second of the steady load, and for how long. */
+  readonly rate: number;
+  readonly seconds: number;
+  readonly generators: number;
+  readonly infrastructure: TestInfrastructure;
+  readonly progress?: PipelineProgress;
+  /** Stops the run (Ctrl-C): everything started is stopped and cleaned before it rejects. */
+  readonly signal?: AbortSignal;
+  /** Nodes whose served bundle is fetched from each relay over HTTP (default 300; all when fewer). */
+  readonly httpChecks?: number;
+  /** The longest wait of a phase (import, drain, fresh relay); default 2 min + 60 ms per node. */
+  readonly phaseTimeoutMs?: number;
+}
+
+/** How the run tells where it is: a phase with a total, progress within it, and remarks. */
+export interface PipelineProgress {
+  phase(title: string, total: number): void;
+  update(done: number): void;
+  log(message: string): void;
+  end(): void;
+}
+
+const SILENT: PipelineProgress = {
+  phase: () => undefined,
+  update: () => undefined,
+  log: () => undefined,
+  end: () => undefined,
+};
+const ROOT = 'root';
+const PARTITIONS = 12;
+/** This process: the load's HTTP client, the confirmations' consumer and the in-process engine. */
+const BENCH_PROCESS = 'bench (this process)';
+
+interface CommitRecord {
+  readonly change: PlannedChange;
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly revision: number;
+  readonly committedAt: number;
+  readonly answeredAt: number;
+  readonly commitMs: number;
+}
+
+class PipelineFailure extends Error {}
+
+/**
+ * The real pipeline under load: config-service, generator(s), distribution-service and relay `root`
+ * as processes on real Kafka, Redis and Postgres, in a namespace of their own. Imports the synthetic
+ * fleet, runs a steady load of change sets, then syncs a fresh relay, and checks every bundle the
+ * relay confirms against the engine run in this process on the same changes.
+ */
+export async function runPipelineBench(options: PipelineBenchOptions): Promise<PipelineReport> {
+  const progress = options.progress ?? SILENT;
+  const loadAverageBefore = loadavg();
+  const phaseTimeoutMs = options.phaseTimeoutMs ?? 120_000 + 60 * options.nodes;
+
+  progress.log(
+    `building the synthetic fleet (${options.nodes} nodes, seed ${options.seed}) and generating it in-process`,
+  );
+  const bench = buildBenchFleet({ nodes: options.nodes, seed: options.seed });
+  const validation = validateFleet(bench.fleet);
+  if (!validation.ok)
+    throw new Error(
+      `the synthetic fleet is invalid: ${validation.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path}: ${issue.message}`)
+        .join('; ')}`,
+    );
+  const engine = GenerationEngine.fromFleet(validation.fleet);
+  engine.regenerate();
+  const importHashes = hashesOf(engine);
+  const failedNodes = [...engine.allResults().values()].filter((result) => result.status === 'failed').length;
+
+  progress.log(`planning ${options.rate * options.seconds} change sets and the bundles each changes`);
+  const plan = planSteadyChanges(engine.compiled, bench.landmarks, {
+    count: Math.round(options.rate * options.seconds),
+    seed: options.seed,
+  });
+  const changedByPlan = plan.changes.map((change) => changedNodes(engine, change.changeSet));
+
+  const namespace = freshNamespace();
+  const workDir = mkdtempSync(join(tmpdir(), 'policygen-bench-'));
+  const topics = topicsFor(namespace.topicNamespace);
+  const messaging = createKafkaMessaging({ brokers: [...options.infrastructure.kafkaBrokers] });
+  const launcher = new ServiceLauncher(options.infrastructure, namespace, workDir);
+  const sampler = new ProcessSampler();
+  const confirmations = new ConfirmationLog(ROOT);
+  const phases: { name: string; cpu: Map<string, number> }[] = [];
+  let broken: Error | undefined;
+  launcher.onUnexpectedExit((service) => {
+    broken ??= new PipelineFailure(
+      `${service.name} ${service.process.describeExit()}:\n${service.process.logTail()}`,
+    );
+  });
+  const abort = (): void => {
+    broken ??= new PipelineFailure('interrupted');
+  };
+  options.signal?.addEventListener('abort', abort);
+  if (options.signal?.aborted) abort();
+
+  const check = (): void => {
+    if (broken) throw broken;
+  };
+  const waitFor = async (
+    what: string | (() => string),
+    condition: () => boolean | Promise<boolean>,
+    timeoutMs = phaseTimeoutMs,
+  ): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await condition())) {
+      check();
+      if (Date.now() > deadline)
+        throw new PipelineFailure(
+          `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${typeof what === 'string' ? what : what()}`,
+        );
+      await sleep(200);
+    }
+  };
+  const watch = (service: RunningService): void => {
+    const pid = findProcessInGroup(
+      service.process.processGroup,
+      process.execPath,
+      bundlePath(service.bundle),
+    );
+    if (pid !== undefined) sampler.watch(service.name, pid);
+  };
+  const markPhase = (name: string): void => {
+    phases.push({ name, cpu: sampler.cpuSeconds() });
+  };
+
+  let succeeded = false;
+  try {
+    progress.log(`namespace ${namespace.topicNamespace}; logs in ${workDir}`);
+    await createTopics(messaging, topics);
+    await confirmations.start(messaging, topics);
+    check();
+    progress.log('starting the config-service, generator(s), distribution-service and relay root');
+    const config = await launcher.startConfigService();
+    watch(config);
+    const generators: RunningService[] = [];
+    for (let index = 1; index <= options.generators; index++) {
+      const generator = await launcher.startGenerator(`g${index}`, config.url);
+      watch(generator);
+      generators.push(generator);
+    }
+    const distribution = await launcher.startDistribution(config.url);
+    watch(distribution);
+    const relay = await launcher.startRelay('relay root', ROOT, distribution.url);
+    watch(relay);
+    sampler.watch(BENCH_PROCESS, process.pid);
+    sampler.start();
+    await waitFor(
+      'the generators to own their partitions',
+      async () => {
+        const statuses = await Promise.all(generators.map((generator) => health(generator.url)));
+        return statuses.every((status) => status['ready'] === true && status['ownership'] !== 'none yet');
+      },
+      90_000,
+    );
+    await waitFor(
+      'the distribution-service to be ready',
+      async () => (await health(distribution.url))['status'] === 'ok',
+      90_000,
+    );
+    check();
+
+    // (a) the import
+    markPhase('import');
+    const expected = [...importHashes.keys()];
+    progress.phase('import: nodes on relay root', expected.length);
+    const importStarted = Date.now();
+    const importCommitStarted = performance.now();
+    const imported = await postJson(`${config.url}/api/v1/import`, bench.fleet);
+    const importCommitMs = performance.now() - importCommitStarted;
+    let onRelay = 0;
+    await waitFor(`the import on relay root (${expected.length} nodes)`, () => {
+      onRelay = expected.filter((nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)).length;
+      progress.update(onRelay);
+      return onRelay === expected.length;
+    });
+    progress.end();
+    const arrivals = expected
+      .map((nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)?.confirmedAt ?? Number.NaN)
+      .sort((a, b) => a - b);
+    const at = (share: number): number =>
+      ((arrivals[Math.max(0, Math.ceil(share * arrivals.length) - 1)] ?? importStarted) - importStarted) /
+      1000;
+    const importMismatches = expected.filter(
+      (nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)?.hash !== importHashes.get(nodeId),
+    ).length;
+    const secondsTo100 = at(1);
+
+    // (b) the steady load
+    markPhase('steady');
+    const records = await steadyLoad(config.url, plan.changes, options, progress, check);
+    const answered = records.filter((record) => record.ok);
+    const loadStoppedAt = Math.max(...records.map((record) => record.answeredAt));
+    const tracked = answered
+      .map((record) => ({ record, nodes: changedByPlan[record.change.index] ?? [] }))
+      .filter((change) => change.nodes.length > 0);
+    const committedInOrder = answered.every(
+      (record, index) => index === 0 || record.revision > (answered[index - 1] as CommitRecord).revision,
+    );
+
+    markPhase('drain');
+    progress.phase('drain: change sets wholly on relay root', tracked.length);
+    const wholly = (change: (typeof tracked)[number]): boolean =>
+      change.nodes.every((nodeId) => confirmations.firstAtOrAfter(nodeId, change.record.revision));
+    await waitFor(
+      () =>
+        `every change set on relay root (${tracked.length}); still missing: ${describeMissing(tracked, confirmations)}`,
+      () => {
+        const done = tracked.filter(wholly).length;
+        progress.update(done);
+        return done === tracked.length;
+      },
+    );
+    progress.end();
+    const stages = tracked.map(({ record, nodes }) => {
+      let generated = 0;
+      let distributed = 0;
+      let confirmed = 0;
+      for (const nodeId of nodes) {
+        const confirmation = confirmations.firstAtOrAfter(nodeId, record.revision);
+        if (!confirmation) continue;
+        generated = Math.max(generated, confirmation.generatedAt);
+        distributed = Math.max(distributed, confirmation.distributedAt);
+        confirmed = Math.max(confirmed, confirmation.confirmedAt);
+      }
+      return {
+        generated: generated - record.committedAt,
+        distributed: distributed - record.committedAt,
+        onRelay: confirmed,
+        lag: confirmed - record.committedAt,
+      };
+    });
+    const lastOnRelay = Math.max(loadStoppedAt, ...stages.map((stage) => stage.onRelay));
+
+    // What the relay must serve now: the engine's results after the change sets, in their commit order.
+    progress.log('checking the bundles relay root confirmed against the engine');
+    const finalEngine = committedInOrder ? engine : replay(validation.fleet, answered);
+    const finalHashes = hashesOf(finalEngine);
+    const mismatches = [...finalHashes].filter(
+      ([nodeId, hash]) => confirmations.latest(nodeId)?.hash !== hash,
+    ).length;
+    const sample = sampleOf([...finalHashes.keys()], options.httpChecks ?? 300);
+    const tokens = await nodeTokens(config.url, sample);
+    let httpMismatches = await servedMismatches(relay.url, sample, tokens, finalHashes);
+
+    // (c) a fresh relay's full sync
+    markPhase('fresh relay');
+    const head = Number((await health(relay.url))['cursor']);
+    progress.phase('fresh relay: nodes served', finalHashes.size);
+    const freshStarted = Date.now();
+    const fresh = await launcher.startRelay('relay fresh', ROOT, distribution.url);
+    watch(fresh);
+    await waitFor(`the fresh relay to serve ${finalHashes.size} nodes`, async () => {
+      const status = await health(fresh.url);
+      progress.update(Number(status['nodes'] ?? 0));
+      return Number(status['nodes']) >= finalHashes.size && Number(status['cursor']) >= head;
+    });
+    const freshSeconds = (Date.now() - freshStarted) / 1000;
+    progress.end();
+    const requests = parentRequests(await (await fetch(`${fresh.url}/metrics`)).text(), finalHashes.size);
+    httpMismatches += await servedMismatches(fresh.url, sample, tokens, finalHashes);
+    markPhase('end');
+
+    const processes = processReports(sampler, phases);
+    succeeded = true;
+    const byKind: Record<ChangeKind, number> = {
+      'node-property': 0,
+      'directive-parameter': 0,
+      'group-property': 0,
+    };
+    for (const record of answered) byKind[record.change.kind]++;
+    return {
+      machine: {
+        cpus: availableParallelism(),
+        node: process.version,
+        loadAverageBefore,
+        loadAverageAfter: loadavg(),
+      },
+      fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },
+      generators: options.generators,
+      namespace: namespace.topicNamespace,
+      import: {
+        revision: imported.revision,
+        commitMs: Math.round(importCommitMs),
+        secondsTo99: at(0.99),
+        secondsTo100,
+        nodesPerSecond: secondsTo100 > 0 ? Math.round(expected.length / secondsTo100) : expected.length,
+        hashMismatches: importMismatches,
+      },
+      steady: {
+        rate: options.rate,
+        seconds: options.seconds,
+        changeSets: records.length,
+        committed: answered.length,
+        failedCommits: records.length - answered.length,
+        byKind,
+        reachRanges: {
+          directive: { ...plan.directiveRange, candidates: plan.directives.length },
+          group: { ...plan.groupRange, candidates: plan.groups.length },
+        },
+        nodeChanges: tracked.reduce((sum, change) => sum + change.nodes.length, 0),
+        withoutBundleChange: answered.length - tracked.length,
+        commitMs: distributionOf(answered.map((record) => record.commitMs)),
+        generatedLagMs: distributionOf(stages.map((stage) => stage.generated)),
+        distributedLagMs: distributionOf(stages.map((stage) => stage.distributed)),
+        lagMs: distributionOf(stages.map((stage) => stage.lag)),
+        backlogAtStop: stages.filter((stage) => stage.onRelay > loadStoppedAt).length,
+        drainedSeconds: (lastOnRelay - loadStoppedAt) / 1000,
+        committedInOrder,
+      },
+      verification: {
+        nodesCompared: finalHashes.size,
+        mismatches,
+        httpChecked: sample.length * 2,
+        httpMismatches,
+      },
+      freshRelay: { nodes: finalHashes.size, seconds: freshSeconds, ...requests },
+      processes,
+      peakRssMiB: Object.fromEntries(processes.map((process) => [process.name, process.peakRssMiB])),
+    };
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+    progress.end();
+    sampler.stop();
+    await launcher.stopAll();
+    await confirmations.stop().catch(() => undefined);
+    await cleanUp(options.infrastructure, namespace, messaging).catch((error: unknown) =>
+      progress.log(`cleaning namespace ${namespace.topicNamespace} failed: ${(error as Error).message}`),
+    );
+    if (succeeded) rmSync(workDir, { recursive: true, force: true });
+    else progress.log(`the services' logs are kept in ${workDir}`);
+  }
+}
+
+/** The change sets not wholly on the relay, and for each the nodes missing and what the relay confirmed of them. */
+function describeMissing(
+  tracked: readonly { readonly record: CommitRecord; readonly nodes: readonly string[] }[],
+  confirmations: ConfirmationLog,
+): string {
+  return tracked
+    .flatMap(({ record, nodes }) => {
+      const missing = nodes.filter((nodeId) => !confirmations.firstAtOrAfter(nodeId, record.revision));
+      if (missing.length === 0) return [];
+      const latest = missing.slice(0, 3).map((nodeId) => {
+        const confirmation = confirmations.latest(nodeId);
+        return `${nodeId} (last confirmed at revision ${confirmation?.revision ?? 'none'})`;
+      });
+      return [
+        `#${record.change.index} ${record.change.kind} of ${record.change.target} at revision ${record.revision}: ` +
+          `${missing.length} of ${nodes.length} nodes, e.g. ${latest.join(', ')}`,
+      ];
+    })
+    .slice(0, 5)
+    .join('; ');
+}
+
+/** The nodes whose bundle (hash or status) a change set changes, applied to the engine in turn. */
+function changedNodes(engine: GenerationEngine, changeSet: unknown): string[] {
+  const outcome = engine.apply(changeSet);
+  if (!outcome.ok)
+    throw new Error(
+      `a planned change set does not apply: ${outcome.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path}: ${issue.message}`)
+        .join('; ')}`,
+    );
+  const changed = engine.regenerate().changed;
+  const failed = changed.filter((nodeId) => engine.result(nodeId)?.status !== 'ok');
+  if (failed.length > 0)
+    throw new Error(
+      `a planned change set makes ${failed.length} node(s) fail, e.g. ${failed[0]}: ` +
+        JSON.stringify(engine.result(failed[0] as string)?.errors),
+    );
+  return [...changed];
+}
+
+function replay(fleet: Fleet, records: readonly CommitRecord[]): GenerationEngine {
+  const engine = GenerationEngine.fromFleet(fleet);
+  for (const record of [...records].sort((a, b) => a.revision - b.revision)) {
+    const outcome = engine.apply(record.change.changeSet);
+    if (!outcome.ok) throw new Error(`change set ${record.change.index} does not apply in commit order`);
+  }
+  engine.regenerate();
+  return engine;
+}
+
+function hashesOf(engine: GenerationEngine): Map<string, string> {
+  const hashes = new Map<string, string>();
+  for (const [nodeId, result] of engine.allResults())
+    if (result.status === 'ok' && result.hash) hashes.set(nodeId, result.hash);
+  return hashes;
+}
+
+/** Sends the change sets at the rate, each on its own schedule whatever the answers' delay. */
+async function steadyLoad(
+  configUrl: string,
+  changes: readonly PlannedChange[],
+  options: PipelineBenchOptions,
+  progress: PipelineProgress,
+  check: () => void,
+): Promise<CommitRecord[]> {
+  progress.phase(
+    `steady load: ${options.rate} change sets/s for ${options.seconds} s, committed`,
+    changes.length,
+  );
+  const started = performance.now();
+  let answered = 0;
+  const pending: Promise<CommitRecord>[] = [];
+  for (const change of changes) {
+    check();
+    const due = started + (change.index * 1000) / options.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(
+      commit(configUrl, change).then((record) => {
+        progress.update(++answered);
+        return record;
+      }),
+    );
+  }
+  const records = await Promise.all(pending);
+  progress.end();
+  return records;
+}
+
+async function commit(configUrl: string, change: PlannedChange): Promise<CommitRecord> {
+  const began = performance.now();
+  try {
+    const answer = await postJson(`${configUrl}/api/v1/changes`, change.changeSet);
+    const commitMs = performance.now() - began;
+    return {
+      change,
+      ok: true,
+      revision: answer.revision,
+      committedAt: Date.parse(answer.committedAt),
+      answeredAt: Date.now(),
+      commitMs,
+    };
+  } catch (error) {
+    return {
+      change,
+      ok: false,
+      error: (error as Error).message,
+      revision: -1,
+      committedAt: 0,
+      answeredAt: Date.now(),
+      commitMs: performance.now() - began,
+    };
+  }
+}
+
+async function postJson(url: string, body: unknown): Promise<{ revision: number; committedAt: string }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new PipelineFailure(`POST ${url}: ${response.status} ${text.slice(0, 500)}`);
+  return JSON.parse(text) as { revision: number; committedAt: string };
+}
+
+async function health(url: string): Promise<Record<string, unknown>> {
+  try {
+    const response = await fetch(`${url}/health`);
+    return (await response.json()) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** Up to `count` of the nodes, spread evenly over them. */
+function sampleOf(nodeIds: readonly string[], count: number): string[] {
+  if (nodeIds.length <= count) return [...nodeIds];
+  const step = nodeIds.length / count;
+  return Array.from({ length: count }, (_, index) => nodeIds[Math.floor(index * step)] as string);
+}
+
+async function nodeTokens(configUrl: string, nodeIds: readonly string[]): Promise<Map<string, string>> {
+  const tokens = new Map<string, string>();
+  for (const nodeId of nodeIds) {
+    const response = await fetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
+      method: 'POST',
+    });
+    if (!response.ok)
+      throw new PipelineFailure(`no token for ${nodeId}: ${response.status} ${await response.text()}`);
+    tokens.set(nodeId, ((await response.json()) as { token: string }).token);
+  }
+  return tokens;
+}
+
+/** Nodes whose bundle the relay serves (its ETag) differs from the expected hash. */
+async function servedMismatches(
+  relayUrl: string,
+  nodeIds: readonly string[],
+  tokens: ReadonlyMap<string, string>,
+  expected: ReadonlyMap<string, string>,
+): Promise<number> {
+  let mismatches = 0;
+  for (const nodeId of nodeIds) {
+    const response = await fetch(`${relayUrl}/nodes/${encodeURIComponent(nodeId)}/policies`, {
+      headers: { accept: 'application/json', authorization: `Bearer ${tokens.get(nodeId) ?? ''}` },
+    });
+    await response.arrayBuffer();
+    if (!response.ok || response.headers.get('etag') !== `"${expected.get(nodeId) ?? ''}"`) mismatches++;
+  }
+  return mismatches;
+}
+
+/**
+ * HTTP requests a relay made to its parent, from its /metrics: `policygen_relay_parent_requests_total`
+ * summed over its kinds; a relay without that counter gives its blob fetches plus the feed pages a
+ * sync of `nodes` entries takes at least (1,000 a page, and the last long-poll).
+ */
+export function parentRequests(
+  metrics: string,
+  nodes: number,
+): { requests: number; requestsSource: string; blobFetches: number | null } {
+  const sum = (name: string): number | null => {
+    let total: number | null = null;
+    for (const line of metrics.split('\n')) {
+      if (!line.startsWith(name) || !/^[\w]+(\{[^}]*\})? /.test(line)) continue;
+      if (
+        line.slice(name.length, name.length + 1) !== ' ' &&
+        line.slice(name.length, name.length + 1) !== '{'
+      )
+        continue;
+      total = (total ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return total;
+  };
+  const blobFetches = sum('policygen_relay_blob_fetches_total');
+  const counted = sum('policygen_relay_parent_requests_total');
+  if (counted !== null) return { requests: counted, requestsSource: 'parent-requests-metric', blobFetches };
+  const feedPages = Math.ceil(nodes / 1_000) + 1;
+  return {
+    requests: (blobFetches ?? 0) + feedPages,
+    requestsSource: `estimated: ${blobFetches ?? 0} blob fetches + ${feedPages} feed pages (no policygen_relay_parent_requests_total)`,
+    blobFetches,
+  };
+}
+
+function processReports(
+  sampler: ProcessSampler,
+  phases: readonly { name: string; cpu: Map<string, number> }[],
+): ProcessReport[] {
+  return sampler.figures().map((figures) => {
+    const byPhase: Record<string, number> = {};
+    for (let index = 0; index + 1 < phases.length; index++) {
+      const phase = phases[index] as (typeof phases)[number];
+      const next = phases[index + 1] as (typeof phases)[number];
+      // A process started within the phase had spent nothing at its start.
+      const spent = (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? 0);
+      byPhase[phase.name] = Math.round(Math.max(0, spent) * 100) / 100;
+    }
+    return {
+      name: figures.name,
+      peakRssMiB: figures.peakRssMiB,
+      cpuSeconds: figures.cpuSeconds,
+      cpuSecondsByPhase: byPhase,
+    };
+  });
+}
+
+async function createTopics(messaging: Messaging, topics: TopicNames): Promise<void> {
+  const admin = await messaging.createAdmin();
+  try {
+    await admin.createTopics([{ name: topics.distributionEvents, partitions: PARTITIONS }]);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Drops what the run created: its schema, its Redis keys, its topics (consumer groups expire by themselves). */
+async function cleanUp(
+  infrastructure: TestInfrastructure,
+  namespace: BenchNamespace,
+  messaging: Messaging,
+): Promise<void> {
+  const pool = new Pool({ connectionString: infrastructure.databaseUrl });
+  try {
+    await pool.query(`drop schema if exists "${namespace.schema}" cascade`);
+  } finally {
+    await pool.end();
+  }
+  const redis = createClient({ url: infrastructure.redisUrl });
+  await redis.connect();
+  try {
+    let batch: string[] = [];
+    for await (const keys of redis.scanIterator({ MATCH: `${namespace.redisPrefix}*`, COUNT: 1_000 })) {
+      batch.push(...keys);
+      if (batch.length >= 1_000) {
+        await redis.del(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await redis.del(batch);
+  } finally {
+    await redis.close();
+  }
+  const admin = await messaging.createAdmin();
+  try {
+    const topics = (await admin.listTopics()).filter((topic) =>
+      topic.startsWith(`${namespace.topicNamespace}.`),
+    );
+    if (topics.length > 0) await admin.deleteTopics(topics);
+  } finally {
+    await admin.close();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,112 @@
+import { writeFile } from 'node:fs/promises';
+import { Presets, SingleBar } from 'cli-progress';
+import { startTestInfrastructure } from '@policygen/testing-infra';
+import { InputError, describeFsError } from '../../errors';
+import { isInteractive, noColor, writeLine } from '../../io/streams';
+import type { Streams } from '../../io/streams';
+import type { PipelineProgress } from './pipeline-bench';
+import { runPipelineBench } from './pipeline-bench';
+import { formatPipelineTable } from './report';
+
+export interface PipelineCommandOptions {
+  readonly nodes: number;
+  readonly seed: number;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly generators: number;
+  readonly out: string;
+}
+
+/**
+ * `policygen bench --pipeline`: provides Kafka, Redis and Postgres as the test harness does (those
+ * of KAFKA_BROKERS, REDIS_URL and DATABASE_URL when set), runs the pipeline benchmark on them and
+ * writes its report. Ctrl-C stops and cleans everything it started.
+ */
+export async function runPipelineCommand(options: PipelineCommandOptions, streams: Streams): Promise<void> {
+  const progress = progressOn(streams);
+  const controller = new AbortController();
+  const interrupt = (): void => {
+    progress.log('interrupted: stopping the services and cleaning up (Ctrl-C again to leave at once)');
+    controller.abort();
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  progress.log('providing Kafka, Redis and Postgres');
+  const running = await startTestInfrastructure(process.env);
+  try {
+    for (const line of running.descriptions) progress.log(line);
+    const report = await runPipelineBench({
+      nodes: options.nodes,
+      seed: options.seed,
+      rate: options.rate,
+      seconds: options.seconds,
+      generators: options.generators,
+      infrastructure: running.infrastructure,
+      progress,
+      signal: controller.signal,
+    });
+    try {
+      await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+    } catch (error) {
+      throw new InputError(`cannot write ${options.out}: ${describeFsError(error)}`);
+    }
+    writeLine(streams.stdout, formatPipelineTable(report));
+    writeLine(streams.stderr, `bench: report written to ${options.out}`);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await running.stop();
+  }
+}
+
+/** A progress bar per phase on an interactive terminal, plain lines otherwise. */
+function progressOn(streams: Streams): PipelineProgress {
+  let bar: SingleBar | undefined;
+  let title = '';
+  let total = 0;
+  let lastLogged = 0;
+  const interactive = isInteractive(streams);
+  return {
+    phase(phaseTitle, phaseTotal) {
+      bar?.stop();
+      title = phaseTitle;
+      total = phaseTotal;
+      lastLogged = Date.now();
+      if (!interactive) {
+        writeLine(streams.stderr, `bench: ${title} (0/${total})`);
+        return;
+      }
+      bar = new SingleBar(
+        {
+          stream: streams.stderr,
+          format: `${title} {bar} {value}/{total} | {percentage}% | {duration_formatted}`,
+          barsize: 30,
+          hideCursor: !noColor(streams),
+          etaBuffer: 50,
+        },
+        Presets.shades_classic,
+      );
+      bar.start(phaseTotal, 0);
+    },
+    update(done) {
+      if (bar) bar.update(done);
+      else if (Date.now() - lastLogged >= 5_000) {
+        lastLogged = Date.now();
+        writeLine(streams.stderr, `bench: ${title} (${done}/${total})`);
+      }
+    },
+    log(message) {
+      if (bar) {
+        bar.stop();
+        bar = undefined;
+      }
+      writeLine(streams.stderr, `bench: ${message}`);
+    },
+    end() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}

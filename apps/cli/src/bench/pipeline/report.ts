@@ -1,0 +1,155 @@
+import type { ChangeKind } from './change-plan';
+import type { Distribution } from './distribution-stats';
+
+export interface ProcessReport {
+  readonly name: string;
+  readonly peakRssMiB: number;
+  /** User + system CPU seconds over the whole run, and within each phase. */
+  readonly cpuSeconds: number;
+  readonly cpuSecondsByPhase: Readonly<Record<string, number>>;
+}
+
+export interface PipelineReport {
+  readonly machine: {
+    readonly cpus: number;
+    readonly node: string;
+    readonly loadAverageBefore: readonly number[];
+    readonly loadAverageAfter: readonly number[];
+  };
+  readonly fleet: {
+    readonly nodes: number;
+    readonly seed: number;
+    /** Nodes with a bundle (status ok): those the relay must serve. */
+    readonly nodesWithBundle: number;
+    readonly failedNodes: number;
+  };
+  readonly generators: number;
+  readonly namespace: string;
+  readonly import: {
+    readonly revision: number;
+    readonly commitMs: number;
+    /** From the import's request to the relay's confirmation of 99% / 100% of the nodes. */
+    readonly secondsTo99: number;
+    readonly secondsTo100: number;
+    readonly nodesPerSecond: number;
+    /** Nodes whose confirmed bundle hash differs from the engine's. */
+    readonly hashMismatches: number;
+  };
+  readonly steady: {
+    readonly rate: number;
+    readonly seconds: number;
+    readonly changeSets: number;
+    readonly committed: number;
+    readonly failedCommits: number;
+    readonly byKind: Readonly<Record<ChangeKind, number>>;
+    readonly reachRanges: {
+      readonly directive: { readonly min: number; readonly max: number; readonly candidates: number };
+      readonly group: { readonly min: number; readonly max: number; readonly candidates: number };
+    };
+    /** Node bundles the change sets changed, summed over the change sets. */
+    readonly nodeChanges: number;
+    /** Committed change sets that changed no bundle (not in the lag figures). */
+    readonly withoutBundleChange: number;
+    /** The change's HTTP round trip to the config-service. */
+    readonly commitMs: Distribution;
+    /** Per change set, from its commit to its last changed node: generated, written to the feed, on the relay. */
+    readonly generatedLagMs: Distribution;
+    readonly distributedLagMs: Distribution;
+    readonly lagMs: Distribution;
+    /** Change sets not yet wholly on the relay when the last commit was answered. */
+    readonly backlogAtStop: number;
+    /** From the last commit's answer to the last change set wholly on the relay (0: none was behind). */
+    readonly drainedSeconds: number;
+    /** Did the change sets commit in the order they were sent? */
+    readonly committedInOrder: boolean;
+  };
+  readonly verification: {
+    /** Nodes whose latest confirmed bundle on the relay was compared with the engine's final hash. */
+    readonly nodesCompared: number;
+    readonly mismatches: number;
+    /** Nodes whose bundle was fetched from each relay's HTTP API (ETag) and compared. */
+    readonly httpChecked: number;
+    readonly httpMismatches: number;
+  };
+  readonly freshRelay: {
+    readonly nodes: number;
+    readonly seconds: number;
+    readonly requests: number;
+    /** `parent-requests-metric`, or an estimate from the blob fetches and feed pages when that metric is missing. */
+    readonly requestsSource: string;
+    readonly blobFetches: number | null;
+  };
+  readonly processes: readonly ProcessReport[];
+  /** Peak RSS of each process, by name. */
+  readonly peakRssMiB: Readonly<Record<string, number>>;
+}
+
+function ms(value: number | null): string {
+  if (value === null) return '-';
+  return value >= 100 ? value.toFixed(0) : value.toFixed(1);
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((title, index) =>
+    Math.max(title.length, ...rows.map((row) => (row[index] ?? '').length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, index) =>
+        index === 0 ? cell.padEnd(widths[index] ?? 0) : cell.padStart(widths[index] ?? 0),
+      )
+      .join('  ');
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+}
+
+/** The pipeline benchmark as plain-text tables: phases, lag distributions, processes. */
+export function formatPipelineTable(report: PipelineReport): string {
+  const { steady } = report;
+  const load = (values: readonly number[]): string => values.map((value) => value.toFixed(2)).join(' ');
+  const distributionRow = (name: string, distribution: PipelineReport['steady']['lagMs']): string[] => [
+    name,
+    String(distribution.count),
+    ms(distribution.p50),
+    ms(distribution.p95),
+    ms(distribution.p99),
+    ms(distribution.max),
+  ];
+  const phases = Object.keys(report.processes[0]?.cpuSecondsByPhase ?? {});
+  return [
+    `fleet: ${report.fleet.nodes} nodes (${report.fleet.nodesWithBundle} with a bundle, ${report.fleet.failedNodes} failed), ` +
+      `seed ${report.fleet.seed}; ${report.generators} generator(s); namespace ${report.namespace}`,
+    `machine: ${report.machine.cpus} CPUs, node ${report.machine.node}, load average before ${load(report.machine.loadAverageBefore)}, ` +
+      `after ${load(report.machine.loadAverageAfter)}`,
+    '',
+    `import: 99% on relay root in ${report.import.secondsTo99.toFixed(1)} s, 100% in ${report.import.secondsTo100.toFixed(1)} s ` +
+      `(${report.import.nodesPerSecond.toFixed(0)} nodes/s; commit ${ms(report.import.commitMs)} ms; ${report.import.hashMismatches} hash mismatches)`,
+    `steady: ${steady.rate} change sets/s for ${steady.seconds} s: ${steady.committed} committed (${steady.failedCommits} failed), ` +
+      `${steady.byKind['node-property']} node / ${steady.byKind['directive-parameter']} directive / ${steady.byKind['group-property']} group, ` +
+      `${steady.nodeChanges} node changes; backlog at stop ${steady.backlogAtStop}, drained ${steady.drainedSeconds.toFixed(1)} s after`,
+    '',
+    ...table(
+      ['per change set (ms)', 'count', 'p50', 'p95', 'p99', 'max'],
+      [
+        distributionRow('commit (HTTP)', steady.commitMs),
+        distributionRow('commit -> generated', steady.generatedLagMs),
+        distributionRow('commit -> distributed', steady.distributedLagMs),
+        distributionRow('commit -> on relay', steady.lagMs),
+      ],
+    ),
+    '',
+    `fresh relay: ${report.freshRelay.nodes} nodes in ${report.freshRelay.seconds.toFixed(1)} s, ` +
+      `${report.freshRelay.requests} requests to its parent (${report.freshRelay.requestsSource})`,
+    `verification: ${report.verification.nodesCompared} confirmed bundles compared with the engine (${report.verification.mismatches} mismatches), ` +
+      `${report.verification.httpChecked} served bundles over HTTP (${report.verification.httpMismatches} mismatches)`,
+    '',
+    ...table(
+      ['process', 'peak RSS MiB', 'CPU s', ...phases.map((phase) => `CPU s ${phase}`)],
+      report.processes.map((process) => [
+        process.name,
+        String(process.peakRssMiB),
+        process.cpuSeconds.toFixed(1),
+        ...phases.map((phase) => (process.cpuSecondsByPhase[phase] ?? 0).toFixed(1)),
+      ]),
+    ),
+  ].join('\n');
+}

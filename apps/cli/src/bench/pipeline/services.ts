@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestInfrastructure } from '@policygen/testing-infra';
+import { eventually, freePort, ManagedProcess, workspaceRoot } from '@policygen/testing-infra';
+
+/** A service of the pipeline, running as a process of its own from its built bundle. */
+export interface RunningService {
+  readonly name: string;
+  readonly bundle: BundledService;
+  readonly url: string;
+  readonly process: ManagedProcess;
+  readonly dataDir?: string;
+}
+
+export type BundledService = 'config-service' | 'generator-service' | 'distribution-service' | 'relay';
+
+/** Where a benchmark run keeps its topics, schema, Redis keys and consumer groups apart from others. */
+export interface BenchNamespace {
+  readonly id: string;
+  readonly topicNamespace: string;
+  readonly schema: string;
+  readonly redisPrefix: string;
+  readonly generatorGroup: string;
+  readonly distributionGroup: string;
+}
+
+export function freshNamespace(): BenchNamespace {
+  const id = randomBytes(5).toString('hex');
+  return {
+    id,
+    topicNamespace: `bench-${id}`,
+    schema: `bench_${id}`,
+    redisPrefix: `bench:${id}:`,
+    generatorGroup: `bench-generator-${id}`,
+    distributionGroup: `bench-distribution-${id}`,
+  };
+}
+
+export function bundlePath(service: BundledService): string {
+  const file = join(workspaceRoot(), 'dist', service, 'main.js');
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
+  return file;
+}
+
+/**
+ * Starts the built services as processes, on the given infrastructure and namespace, each with its
+ * log in `workDir`; remembers every one it started so that `stopAll` leaves nothing behind.
+ */
+export class ServiceLauncher {
+  readonly started: RunningService[] = [];
+  readonly tokenSecret = randomBytes(24).toString('hex');
+  private readonly exitListeners: ((service: RunningService) => void)[] = [];
+
+  constructor(
+    private readonly infrastructure: TestInfrastructure,
+    private readonly namespace: BenchNamespace,
+    private readonly workDir: string,
+  ) {}
+
+  /** Called when a service exits while the benchmark still needs it. */
+  onUnexpectedExit(listener: (service: RunningService) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  async startConfigService(): Promise<RunningService> {
+    return this.start('config-service', 'config-service', {
+      DATABASE_URL: this.infrastructure.databaseUrl,
+      KAFKA_BROKERS: this.kafkaBrokers,
+      HOST: '127.0.0.1',
+      POLICYGEN_DB_SCHEMA: this.namespace.schema,
+      POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
+      POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+    });
+  }
+
+  async startGenerator(instanceId: string, configUrl: string): Promise<RunningService> {
+    return this.start(`generator ${instanceId}`, 'generator-service', {
+      CONFIG_SERVICE_URL: configUrl,
+      KAFKA_BROKERS: this.kafkaBrokers,
+      REDIS_URL: this.infrastructure.redisUrl,
+      POLICYGEN_INSTANCE_ID: instanceId,
+      POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
+      POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
+      POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
+    });
+  }
+
+  async startDistribution(configUrl: string): Promise<RunningService> {
+    const dataDir = join(this.workDir, 'data', 'distribution');
+    return this.start(
+      'distribution-service',
+      'distribution-service',
+      {
+        HOST: '127.0.0.1',
+        CONFIG_SERVICE_URL: configUrl,
+        KAFKA_BROKERS: this.kafkaBrokers,
+        REDIS_URL: this.infrastructure.redisUrl,
+        POLICYGEN_DATA_DIR: dataDir,
+        POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+        POLICYGEN_INSTANCE_ID: 'd1',
+        POLICYGEN_DISTRIBUTION_GROUP: this.namespace.distributionGroup,
+        POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
+        POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
+      },
+      dataDir,
+    );
+  }
+
+  /** A relay on an empty data directory of its own (`label` names it in logs and the report). */
+  async startRelay(label: string, relayId: string, parentUrl: string): Promise<RunningService> {
+    const dataDir = join(this.workDir, 'data', `relay-${label}`);
+    return this.start(
+      label,
+      'relay',
+      {
+        HOST: '127.0.0.1',
+        POLICYGEN_RELAY_ID: relayId,
+        POLICYGEN_PARENT_URL: parentUrl,
+        POLICYGEN_DATA_DIR: dataDir,
+      },
+      dataDir,
+    );
+  }
+
+  /** Stops every service, the last started first (relays before their parent). */
+  async stopAll(): Promise<void> {
+    const services = [...this.started].reverse();
+    this.started.length = 0;
+    for (const service of services) await service.process.stop();
+  }
+
+  private get kafkaBrokers(): string {
+    return this.infrastructure.kafkaBrokers.join(',');
+  }
+
+  private async start(
+    name: string,
+    service: BundledService,
+    env: Record<string, string>,
+    dataDir?: string,
+  ): Promise<RunningService> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const managed = ManagedProcess.start({
+      name,
+      command: process.execPath,
+      args: [bundlePath(service)],
+      logFile: join(this.workDir, `${name.replace(/\s+/g, '-')}.log`),
+      env: { ...process.env, ...env, PORT: String(port) },
+    });
+    const running: RunningService = {
+      name,
+      bundle: service,
+      url,
+      process: managed,
+      ...(dataDir ? { dataDir } : {}),
+    };
+    this.started.push(running);
+    void managed.exited.then(() => {
+      if (this.started.includes(running)) for (const listener of this.exitListeners) listener(running);
+    });
+    await eventually(
+      async () => {
+        if (!managed.running) throw new Error(`${name} ${managed.describeExit()}:\n${managed.logTail()}`);
+        return fetch(`${url}/health`).then(
+          (response) => response.ok,
+          () => false,
+        );
+      },
+      { what: `${name} to answer on ${url}/health`, timeoutMs: 120_000, intervalMs: 100 },
+    );
+    return running;
+  }
+}
