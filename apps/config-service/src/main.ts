@@ -34,6 +34,9 @@ async function main(): Promise<void> {
     throw error;
   });
   app.enableShutdownHooks();
+  // Idle connections outlive the clients' own keep-alive (Node's 5 s would close one under a
+  // client about to reuse it: "other side closed").
+  Object.assign(app.getHttpServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 });
   if (config.host === null) await app.listen(config.port);
   else await app.listen(config.port, config.host);
   logger.info({ port: config.port, schema: config.schema }, 'config service listening');

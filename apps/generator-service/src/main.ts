@@ -47,6 +47,9 @@ async function main(): Promise<void> {
       ? {}
       : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
   });
+  // Idle connections outlive the clients' own keep-alive (Node's 5 s would close one under a
+  // client about to reuse it: "other side closed").
+  Object.assign(generator.app.getHttpServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 });
   await generator.app.listen(env.PORT, env.HOST);
   logger.info(
     { url: await generator.app.getUrl(), instance: env.POLICYGEN_INSTANCE_ID },

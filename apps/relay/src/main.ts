@@ -29,6 +29,9 @@ async function main(): Promise<void> {
     pollWaitMs: env.POLICYGEN_POLL_WAIT_MS,
     blobGraceMs: env.POLICYGEN_BLOB_GRACE_MS,
   });
+  // Idle connections outlive the clients' own keep-alive (Node's 5 s would close one under a
+  // client about to reuse it: "other side closed").
+  Object.assign(relay.app.getHttpServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 });
   await relay.app.listen(env.PORT, env.HOST);
   logger.info(
     { url: await relay.app.getUrl(), relay: env.POLICYGEN_RELAY_ID, parent: env.POLICYGEN_PARENT_URL },
