@@ -28,6 +28,15 @@ function demoFleet(): Fleet {
   return validation.fleet;
 }
 
+/** Removes a test's keys from the harness's Redis. */
+async function deleteKeys(prefix: string): Promise<void> {
+  const client = createClient({ url: infra.redisUrl });
+  await client.connect();
+  const keys = await client.keys(`${prefix}*`);
+  if (keys.length > 0) await client.del(keys);
+  await client.close();
+}
+
 /**
  * The real producer, whose sends fail while `failing` is above zero (one failure per send), and
  * are refused for good while `refusing` holds (as a broker refuses a topic it does not allow).
@@ -97,11 +106,7 @@ describe('GenerationLoop', () => {
     await loop.stop();
     await producer.close();
     await cache.close();
-    const client = createClient({ url: infra.redisUrl });
-    await client.connect();
-    const keys = await client.keys(`${prefix}*`);
-    if (keys.length > 0) await client.del(keys);
-    await client.close();
+    await deleteKeys(prefix);
   });
 
   async function served(): Promise<Map<string, string>> {
@@ -233,11 +238,7 @@ describe('GenerationLoop, when the bus refuses', () => {
     await consumer.close();
     await producer.close();
     await cache.close();
-    const client = createClient({ url: infra.redisUrl });
-    await client.connect();
-    const keys = await client.keys(`${prefix}*`);
-    if (keys.length > 0) await client.del(keys);
-    await client.close();
+    await deleteKeys(prefix);
   });
 
   it('says it is stuck while a send is refused for good, and publishes once that is mended', async () => {
