@@ -1,6 +1,7 @@
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { GenerationEngine, validateFleet } from '@policygen/engine';
-import type { Fleet, NodeResult } from '@policygen/engine';
+import type { Fleet } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
 import { GenerationPool, generateFleetInParallel } from '@policygen/generation-pool';
 import type { BenchFleetOptions } from '@policygen/fleets';
@@ -28,6 +29,8 @@ export interface ScenarioResult {
   readonly engineMs: number;
   readonly applyMs: number;
   readonly regenerateMs: number;
+  /** CPU time of every thread of the process during engineMs (the machine is shared). */
+  readonly cpuMs: number;
   /** Nodes the dependency index named. */
   readonly affected: number;
   readonly recomputed: number;
@@ -41,6 +44,8 @@ export interface ScenarioResult {
   /** Peak resident set size of the process so far. */
   readonly peakRssMiB: number;
   readonly rssMiB: number;
+  /** The machine's load average (1, 5, 15 minutes) when the scenario ended: other work shares the cores. */
+  readonly loadAverage: readonly number[];
   /** Runs measured; the figures are the median run's. */
   readonly runs?: number;
   readonly slowestEngineMs?: number;
@@ -94,11 +99,20 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
     );
   const fleet = validation.fleet;
 
+  // The parallel generation first, on a heap holding nothing else: a service does one or the other.
+  let parallel: Awaited<ReturnType<typeof parallelFullGeneration>> | undefined;
+  if (options.threads > 1 && selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
+    progress(`full generation on ${options.threads} worker threads`);
+    parallel = await parallelFullGeneration(fleet, options.threads);
+  }
+
   progress('full generation');
   started = performance.now();
+  const fullCpu = process.cpuUsage();
   const engine = GenerationEngine.fromFleet(fleet);
   const full = engine.regenerate();
   const fullMs = performance.now() - started;
+  const fullCpuMs = cpuMsSince(fullCpu);
   const caches = engine.cacheStats();
   const results: ScenarioResult[] = [];
   let policies = 0;
@@ -112,6 +126,7 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
       measured(SCENARIOS[0] as BenchScenario, 0, {
         applyMs: 0,
         regenerateMs: fullMs,
+        cpuMs: fullCpuMs,
         affected: full.candidates,
         recomputed: full.recomputed,
         changed: full.changed.length,
@@ -120,9 +135,7 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
     );
   }
 
-  if (options.threads > 1 && selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
-    progress(`full generation on ${options.threads} worker threads`);
-    const parallel = await parallelFullGeneration(fleet, options.threads, engine.allResults());
+  if (parallel) {
     results.push(
       measured(
         {
@@ -131,11 +144,16 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
           changeSets: () => [],
         },
         0,
-        { ...parallel.figures, naiveMs: fullMs },
+        { ...parallel.figures, naiveMs: fullMs, peakRssMiB: parallel.peakRssMiB },
       ),
     );
-    if (!parallel.identical)
-      throw new Error('the parallel full generation differs from the single-threaded one');
+    const hashes = parallel.hashes;
+    const identical =
+      hashes.size === engine.allResults().size &&
+      [...engine.allResults()].every(
+        ([nodeId, result]) => hashes.get(nodeId) === `${result.status}:${result.hash}`,
+      );
+    if (!identical) throw new Error('the parallel full generation differs from the single-threaded one');
   }
 
   let run = 0;
@@ -194,35 +212,45 @@ const PARALLEL_FULL_SCENARIO = 'full-parallel';
 async function parallelFullGeneration(
   fleet: Fleet,
   threads: number,
-  reference: ReadonlyMap<string, NodeResult>,
-): Promise<{ figures: RunFigures; identical: boolean }> {
+): Promise<{ figures: RunFigures; hashes: Map<string, string>; peakRssMiB: number }> {
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const pool = await GenerationPool.start({ fleet, threads });
   const startedMs = performance.now() - started;
   try {
     const { engine, regeneration } = await generateFleetInParallel(fleet, pool);
-    return {
-      figures: {
-        // The pool's start (each worker parsing and indexing its share of the nodes) in applyMs.
-        applyMs: startedMs,
-        regenerateMs: performance.now() - started - startedMs,
-        affected: regeneration.candidates,
-        recomputed: regeneration.recomputed,
-        changed: regeneration.changed.length,
-      },
-      identical: [...reference].every(([nodeId, result]) => {
-        const parallel = engine.result(nodeId);
-        return parallel?.hash === result.hash && parallel.status === result.status;
-      }),
+    const figures: RunFigures = {
+      // The pool's start (each worker parsing and indexing its share of the nodes) in applyMs.
+      applyMs: startedMs,
+      regenerateMs: performance.now() - started - startedMs,
+      cpuMs: cpuMsSince(cpuBefore),
+      affected: regeneration.candidates,
+      recomputed: regeneration.recomputed,
+      changed: regeneration.changed.length,
     };
+    const hashes = new Map<string, string>();
+    for (const [nodeId, result] of engine.allResults()) hashes.set(nodeId, `${result.status}:${result.hash}`);
+    return { figures, hashes, peakRssMiB: peakRssMiB() };
   } finally {
     await pool.close();
   }
 }
 
+/** CPU time of the whole process (every thread) since `before`. */
+function cpuMsSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+function peakRssMiB(): number {
+  return Math.round((process.resourceUsage().maxRSS * 1024) / MiB);
+}
+
 interface RunFigures {
   readonly applyMs: number;
   readonly regenerateMs: number;
+  /** CPU time of every thread of the process (the machine is shared: wall time alone misleads). */
+  readonly cpuMs: number;
   readonly affected: number;
   readonly recomputed: number;
   readonly changed: number;
@@ -234,6 +262,7 @@ function applyAndRegenerate(
   changeSets: readonly unknown[],
 ): RunFigures {
   const applyStarted = performance.now();
+  const cpuBefore = process.cpuUsage();
   const affected = new Set<string>();
   for (const changeSet of changeSets) {
     const outcome = engine.apply(changeSet);
@@ -252,6 +281,7 @@ function applyAndRegenerate(
   return {
     applyMs,
     regenerateMs: performance.now() - regenerateStarted,
+    cpuMs: cpuMsSince(cpuBefore),
     affected: affected.size,
     recomputed: regeneration.recomputed,
     changed: regeneration.changed.length,
@@ -271,10 +301,12 @@ function measured(
   figures: {
     applyMs: number;
     regenerateMs: number;
+    cpuMs: number;
     affected: number;
     recomputed: number;
     changed: number;
     naiveMs: number | null;
+    peakRssMiB?: number;
   },
 ): ScenarioResult {
   const engineMs = figures.applyMs + figures.regenerateMs;
@@ -286,14 +318,16 @@ function measured(
     engineMs: round(engineMs),
     applyMs: round(figures.applyMs),
     regenerateMs: round(figures.regenerateMs),
+    cpuMs: round(figures.cpuMs),
     affected: figures.affected,
     recomputed: figures.recomputed,
     changed: figures.changed,
     recomputedUnchanged: figures.recomputed - Math.min(figures.recomputed, figures.changed),
     naiveMs: figures.naiveMs === null ? null : round(figures.naiveMs),
     speedup: figures.naiveMs === null || engineMs === 0 ? null : round(figures.naiveMs / engineMs),
-    peakRssMiB: Math.round((process.resourceUsage().maxRSS * 1024) / MiB),
+    peakRssMiB: figures.peakRssMiB ?? peakRssMiB(),
     rssMiB: Math.round(usage.rss / MiB),
+    loadAverage: loadavg().map((load) => round(load)),
   };
 }
 

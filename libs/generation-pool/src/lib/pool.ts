@@ -34,6 +34,8 @@ export interface PoolOptions {
 export interface ComputeOptions {
   readonly materialise?: boolean;
   readonly generatedAt?: number;
+  /** Each chunk also carries its computed nodes' memberships (see `WorkerOutput.memberships`). */
+  readonly memberships?: boolean;
 }
 
 const MIN_CHUNK = 64;
@@ -57,6 +59,21 @@ function chunksOf<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
+}
+
+/** The parts' memberships, in the order of their results (parts are joined in order). */
+function concatenated(outputs: readonly WorkerOutput[]): Uint32Array {
+  const joined = new Uint32Array(
+    outputs.reduce((total, output) => total + (output.memberships?.length ?? 0), 0),
+  );
+  let at = 0;
+  for (const output of outputs) {
+    if (!output.memberships)
+      throw new Error('a generation worker answered without the memberships asked for');
+    joined.set(output.memberships, at);
+    at += output.memberships.length;
+  }
+  return joined;
 }
 
 /** Part of a chunk: the nodes of one thread (see `ownerOf`). */
@@ -383,6 +400,7 @@ export class GenerationPool {
           keep,
           materialise,
           ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+          ...(options.memberships ? { memberships: true } : {}),
         };
         return thread.request(request).then((output) => {
           if (!output)
@@ -397,10 +415,12 @@ export class GenerationPool {
           Promise.all((chunks[index] ?? []).map(send)).then((outputs) => {
             if (settled) return;
             try {
+              const memberships = options.memberships ? concatenated(outputs) : undefined;
               finished.set(index, {
                 results: outputs.flatMap((output) => output.results),
                 bundles: outputs.flatMap((output) => output.bundles),
                 skipped: outputs.flatMap((output) => output.skipped),
+                ...(memberships ? { memberships } : {}),
               });
               // Workers get their next chunks before this thread spends time in `onChunk`.
               dispatch();

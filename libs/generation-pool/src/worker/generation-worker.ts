@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GenerationEngine } from '@policygen/engine';
 import type { Fleet, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
-import { ownerOf, PROTOCOL_VERSION } from '../lib/protocol';
+import { encodeMemberships, membershipCodec, ownerOf, PROTOCOL_VERSION } from '../lib/protocol';
 import type { WorkerInit, WorkerOutput, WorkerReply, WorkerRequest } from '../lib/protocol';
 
 const port = parentPort;
@@ -21,6 +21,11 @@ function share(change: ParsedChangeSet): ParsedChangeSet {
     upsert: { ...change.upsert, nodes: change.upsert.nodes.filter((node) => mine(node.id)) },
     delete: { ...change.delete, nodes: change.delete.nodes.filter(mine) },
   };
+}
+
+/** The memberships buffer moves to the pool's thread instead of being copied. */
+function transfers(output: WorkerOutput): ArrayBuffer[] {
+  return output.memberships ? [output.memberships.buffer as ArrayBuffer] : [];
 }
 
 function reply(message: WorkerReply): void {
@@ -64,13 +69,24 @@ function handle(request: WorkerRequest): WorkerOutput | undefined {
       bundles.push(bundle);
     }
   }
-  return { results, bundles, skipped };
+  if (!request.memberships) return { results, bundles, skipped };
+  const codec = membershipCodec(engine.compiled.groups.keys(), engine.compiled.rules.keys());
+  const memberships = encodeMemberships(
+    codec,
+    results.map(({ nodeId }) => {
+      const known = engine.membershipsOf(nodeId);
+      if (!known) throw new Error(`node ${nodeId}: no memberships`);
+      return known;
+    }),
+  );
+  return { results, bundles, skipped, memberships };
 }
 
 port.on('message', (request: WorkerRequest) => {
   try {
     const output = handle(request);
-    reply(output ? { kind: 'done', id: request.id, output } : { kind: 'done', id: request.id });
+    if (!output) reply({ kind: 'done', id: request.id });
+    else port?.postMessage({ kind: 'done', id: request.id, output } satisfies WorkerReply, transfers(output));
   } catch (error) {
     const fault =
       error instanceof Error

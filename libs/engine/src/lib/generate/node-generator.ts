@@ -9,6 +9,8 @@ import { canonicalJson } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
+import type { ParsedReference } from '../properties/expand';
+import { referencedValuesKey, referencesIn } from '../properties/expand';
 import { groupLevels, levelGroups, nodeProperties } from '../properties/inherit';
 import type { PolicyContext, QuotedLayout } from '../render/node-files';
 import {
@@ -100,11 +102,15 @@ interface PolicyValues {
   readonly policy: FormedPolicy;
   /** Some value holds a generation-time reference: expanded per node. */
   readonly dynamic: boolean;
+  /** The generation-time references of the values, when dynamic: what an expansion reads. */
+  readonly references: readonly ParsedReference[];
   /** Some value names the node itself: no other node can share the files. */
   readonly unique: boolean;
   readonly missing: readonly NodeError[];
   /** When not dynamic: the files, per render context. */
   readonly files: Map<string, readonly BundleFile[]>;
+  /** The generator's epoch `key` was last checked at: directives do not change within one. */
+  checkedAt: number;
 }
 
 type PolicyShape = QuotedLayout & { readonly csv: string };
@@ -165,6 +171,8 @@ export class NodeGenerator {
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
   private nextSerial = 1;
+  /** Moves on every `invalidate`: what was checked at the current epoch holds until the next change. */
+  private epoch = 0;
 
   constructor(
     private readonly compiled: CompiledFleet,
@@ -182,6 +190,7 @@ export class NodeGenerator {
 
   /** Drops what a change made stale: plans of changed rules, property levels, everything on settings. */
   invalidate(delta: IndexDelta): void {
+    this.epoch++;
     if (delta.settingsChanged) {
       this.plans.clear();
       this.planKeysByRule.clear();
@@ -285,8 +294,9 @@ export class NodeGenerator {
         filesOf.set(planned, this.staticFiles(entry, planned));
         return;
       }
-      // Expanded values depend on the node, its levels (and so the parameters) and the policy.
-      const key = `${planned.contextKey}\u0000${levels.serial}`;
+      // Expanded values depend on the node (its digests are its own), the policy's values (the
+      // entry) and what their references read: equal readings expand equally.
+      const key = `${planned.contextKey}\u0000${referencedValuesKey(entry.references, context)}`;
       const known = own.dynamic.get(entry);
       if (known?.key === key && !materialise) {
         unknown.push(...known.unknown);
@@ -472,6 +482,8 @@ export class NodeGenerator {
 
   /** The policy with its directives' current values (see `PolicyValues`). */
   private valuesOf(policy: FormedPolicy): PolicyValues {
+    const checked = this.policyValues.get(policy);
+    if (checked?.checkedAt === this.epoch) return checked;
     let same = true;
     let key = '';
     const directives = policy.drafts.map((draft) => {
@@ -480,8 +492,10 @@ export class NodeGenerator {
       key += `${this.serialOf(current)}.`;
       return current;
     });
-    const cached = this.policyValues.get(policy);
-    if (cached?.key === key) return cached;
+    if (checked?.key === key) {
+      checked.checkedAt = this.epoch;
+      return checked;
+    }
     const current: FormedPolicy = same
       ? policy
       : {
@@ -491,15 +505,18 @@ export class NodeGenerator {
             directive: directives[index] as Directive,
           })),
         };
+    const dynamic = current.drafts.some(dependsOnNode);
     const entry: PolicyValues = {
       key,
       policy: current,
-      dynamic: current.drafts.some(dependsOnNode),
+      dynamic,
+      references: dynamic ? current.drafts.flatMap(referencesOfDraft) : [],
       unique: current.drafts.some((draft) =>
         IDENTITY_REFERENCE.test(JSON.stringify(draft.directive.parameters)),
       ),
       missing: current.drafts.flatMap(missingParameters),
       files: new Map(),
+      checkedAt: this.epoch,
     };
     this.policyValues.set(policy, entry);
     return entry;
@@ -560,6 +577,15 @@ function planFiles(plan: NodePlan): BundleFile[] {
     bundleFile(PROMISES_FILE, quotedPromisesCfOf(planShapes)),
     bundleFile(DIRECTIVES_CSV_FILE, planShapes.map((shape) => shape.csv).join('')),
   ];
+}
+
+function referencesOfDraft(draft: Draft): ParsedReference[] {
+  const references: ParsedReference[] = [];
+  for (const parameter of draft.technique.parameters) {
+    const given = draft.directive.parameters[parameter.name] ?? parameter.default;
+    if (given !== undefined) referencesIn(given, references);
+  }
+  return references;
 }
 
 function digestOf(file: BundleFile): FileDigest {
