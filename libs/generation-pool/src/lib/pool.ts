@@ -38,6 +38,7 @@ export interface ComputeOptions {
   readonly memberships?: boolean;
 }
 
+const WORKER_YOUNG_GENERATION_MB = 96;
 const MIN_CHUNK = 64;
 const MAX_CHUNK = 2_000;
 const CHUNKS_PER_THREAD = 8;
@@ -213,7 +214,13 @@ export class GenerationPool {
           engine: options.engine ?? {},
           keyPrefix: `${poolKeyPrefix(id)}${index}:`,
         };
-        workers.push(new Worker(workerFile, { workerData }));
+        workers.push(
+          new Worker(workerFile, {
+            workerData,
+            // Generation allocates many short-lived strings: a larger young generation scavenges less often.
+            resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+          }),
+        );
       }
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.terminate()));
@@ -303,11 +310,13 @@ export class GenerationPool {
    * result a worker of this pool computed goes back to that worker, which skips it when its inputs
    * are unchanged (only that worker's engine can tell), and every worker keeps what it computes.
    * Each chunk's nodes are a run of `entries`; within a chunk, results come grouped by worker.
+   * An `onChunk` returning a promise is awaited before the next chunk is handed to it, and no more
+   * than a few chunks are computed ahead of it (backpressure: publishing may be the slow part).
    */
   regenerateInChunks(
     entries: readonly RegenerationEntry[],
     options: ComputeOptions,
-    onChunk: (chunk: WorkerOutput) => void,
+    onChunk: (chunk: WorkerOutput) => void | Promise<void>,
   ): Promise<void> {
     const revision = this.currentRevision;
     const chunks = chunksOf(entries, this.chunkSizeFor(entries.length)).map((chunk) => this.partsOf(chunk));
@@ -362,7 +371,7 @@ export class GenerationPool {
     options: ComputeOptions,
     keep: boolean,
     revision: number,
-    onChunk: (chunk: WorkerOutput) => void,
+    onChunk: (chunk: WorkerOutput) => void | Promise<void>,
   ): Promise<void> {
     const materialise = options.materialise ?? false;
     // Bundles are heavy: a few chunks ahead. Results are small: every chunk at once, so workers
@@ -378,13 +387,29 @@ export class GenerationPool {
         settled = true;
         rejectRun(error);
       };
+      let consuming = false;
       const deliver = (): void => {
-        for (let chunk = finished.get(delivered); chunk; chunk = finished.get(delivered)) {
+        if (consuming) return;
+        for (let chunk = finished.get(delivered); chunk && !settled; chunk = finished.get(delivered)) {
           finished.delete(delivered);
+          const consumed = onChunk(chunk);
+          if (consumed instanceof Promise) {
+            consuming = true;
+            consumed.then(() => {
+              consuming = false;
+              delivered++;
+              dispatch();
+              try {
+                deliver();
+              } catch (error) {
+                stop(error);
+              }
+            }, stop);
+            return;
+          }
           delivered++;
-          onChunk(chunk);
         }
-        if (delivered === chunks.length) {
+        if (delivered === chunks.length && !settled) {
           settled = true;
           resolveRun();
         }

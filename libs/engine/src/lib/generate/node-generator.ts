@@ -170,6 +170,7 @@ export class NodeGenerator {
   private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
+  private readonly ruleDrafts = new Map<string, { checkedAt: number; drafts: readonly Draft[] }>();
   private nextSerial = 1;
   /** Moves on every `invalidate`: what was checked at the current epoch holds until the next change. */
   private epoch = 0;
@@ -431,17 +432,14 @@ export class NodeGenerator {
 
   private buildPlan(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
     const compiled = this.compiled;
-    const formed = formPolicies(draftsOfRules(compiled, ruleIds), (techniqueId, drafts) => {
-      const key = [
-        techniqueId,
-        ...drafts.map(
-          (draft) =>
-            `${this.serialOf(draft.rule)}.${this.serialOf(draft.directive)}.${this.serialOf(draft.technique)}`,
-        ),
-      ].join(' ');
+    const drafts = ruleIds.flatMap((ruleId) => this.draftsOfRule(ruleId));
+    const formed = formPolicies(drafts, (techniqueId, techniqueDrafts) => {
+      // Drafts are kept per rule (`draftsOfRule`): one serial stands for the rule, directive and technique.
+      let key = techniqueId;
+      for (const draft of techniqueDrafts) key += ` ${this.serialOf(draft)}`;
       let policies = this.techniquePolicies.get(key);
       if (!policies) {
-        policies = formTechniquePolicies(techniqueId, drafts);
+        policies = formTechniquePolicies(techniqueId, techniqueDrafts);
         this.techniquePolicies.set(key, policies);
       }
       return policies;
@@ -478,6 +476,30 @@ export class NodeGenerator {
       promises: digestOf(bundleFile(PROMISES_FILE, quotedPromisesCfOf(shapes))),
       csv: digestOf(bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join(''))),
     };
+  }
+
+  /**
+   * A rule's drafts, the same objects as long as its rule, directives and techniques are: what is
+   * cached by draft (names, formed technique policies) is found again by every plan using the rule.
+   */
+  private draftsOfRule(ruleId: string): readonly Draft[] {
+    const known = this.ruleDrafts.get(ruleId);
+    if (known?.checkedAt === this.epoch) return known.drafts;
+    const fresh = draftsOfRules(this.compiled, [ruleId]);
+    const same =
+      known !== undefined &&
+      known.drafts.length === fresh.length &&
+      known.drafts.every((draft, index) => {
+        const other = fresh[index] as Draft;
+        return (
+          draft.rule === other.rule &&
+          draft.directive === other.directive &&
+          draft.technique === other.technique
+        );
+      });
+    const drafts = same ? known.drafts : fresh;
+    this.ruleDrafts.set(ruleId, { checkedAt: this.epoch, drafts });
+    return drafts;
   }
 
   /** The policy with its directives' current values (see `PolicyValues`). */
