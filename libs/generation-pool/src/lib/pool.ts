@@ -179,6 +179,8 @@ export class GenerationPool {
   private failure: Error | undefined;
   private closed = false;
   private currentRevision = 0;
+  /** Change sets replayed and not sent yet: they go together (see `applyValid`). */
+  private waitingApply: { changes: ParsedChangeSet[]; revision: number; done: Promise<void> } | undefined;
 
   private constructor(
     private readonly id: string,
@@ -246,24 +248,44 @@ export class GenerationPool {
     return this.currentRevision;
   }
 
-  /** Replays a change set the caller's engine accepted on every worker's engine, in call order. */
+  /**
+   * Replays a change set the caller's engine accepted on every worker's engine, in call order.
+   * Change sets replayed while an earlier operation runs travel together, in one message per worker
+   * (a burst costs one round trip, not one per change set): callers need not await each one.
+   */
   applyValid(change: ParsedChangeSet): Promise<void> {
     const revision = ++this.currentRevision;
-    return this.serially(async () => {
+    const waiting = this.waitingApply;
+    if (waiting) {
+      waiting.changes.push(change);
+      waiting.revision = revision;
+      return waiting.done;
+    }
+    const batch: { changes: ParsedChangeSet[]; revision: number; done: Promise<void> } = {
+      changes: [change],
+      revision,
+      done: Promise.resolve(),
+    };
+    this.waitingApply = batch;
+    batch.done = this.serially(async () => {
+      // From here on, change sets go to the next batch.
+      if (this.waitingApply === batch) this.waitingApply = undefined;
+      const { changes, revision: reached } = batch;
       try {
         await Promise.all(
           this.threads.map((thread) =>
-            thread.request({ id: this.nextRequestId++, kind: 'apply', change, revision }),
+            thread.request({ id: this.nextRequestId++, kind: 'apply', changes, revision: reached }),
           ),
         );
       } catch (error) {
         const cause = error instanceof Error ? error : new Error(String(error));
         this.fail(
-          new Error(`a worker could not apply the change set of revision ${revision}: ${cause.message}`),
+          new Error(`a worker could not apply the change sets up to revision ${reached}: ${cause.message}`),
         );
         throw cause;
       }
     });
+    return batch.done;
   }
 
   /**

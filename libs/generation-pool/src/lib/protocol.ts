@@ -11,7 +11,7 @@ import type {
  * Bumped whenever the messages below change, so a pool refuses a worker script built from older
  * sources instead of misreading it.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** The worker's `workerData`: cloned into each worker once, when it starts. */
 export interface WorkerInit {
@@ -39,8 +39,9 @@ export type WorkerRequest =
   | {
       readonly id: number;
       readonly kind: 'apply';
-      readonly change: ParsedChangeSet;
-      /** The revision the worker's engine must be at once the change set is applied. */
+      /** Change sets in order, each moving the revision by one. */
+      readonly changes: readonly ParsedChangeSet[];
+      /** The revision the worker's engine must be at once the change sets are applied. */
       readonly revision: number;
     }
   | {

@@ -232,4 +232,39 @@ describe('regenerateInParallel', () => {
       await pool.close();
     }
   });
+
+  it('replays a burst of change sets not awaited one by one, as one batch, to the same results', async () => {
+    const single = GenerationEngine.fromFleet(fleet);
+    const parallel = GenerationEngine.fromFleet(fleet);
+    single.regenerate({ generatedAt: GENERATED_AT });
+    const pool = await GenerationPool.start({ fleet, threads: 2, chunkSize: 32, workerFile: BUILT_WORKER });
+    try {
+      await regenerateInParallel(parallel, pool, { generatedAt: GENERATED_AT });
+      for (const round of [0, 1]) {
+        const changes = randomChangeSets(21 + round, () => single.toFleet());
+        const replays: Promise<void>[] = [];
+        let applied = 0;
+        for (let attempt = 0; applied < 12 && attempt < 100; attempt++) {
+          const input = changes.next().value;
+          const outcome = single.apply(input);
+          const mirrored = parallel.apply(input);
+          if (!outcome.ok || !mirrored.ok) continue;
+          applied++;
+          replays.push(pool.applyValid(mirrored.change));
+        }
+        expect(pool.revision).toBe(parallel.revision);
+        await Promise.all(replays);
+        const singleRun = single.regenerate({ generatedAt: GENERATED_AT });
+        const parallelRun = await regenerateInParallel(parallel, pool, { generatedAt: GENERATED_AT });
+        expect({ ...parallelRun, skipped: 0, recomputed: 0 }).toEqual({
+          ...singleRun,
+          skipped: 0,
+          recomputed: 0,
+        });
+        expect(heldResults(parallel)).toEqual(heldResults(single));
+      }
+    } finally {
+      await pool.close();
+    }
+  });
 });

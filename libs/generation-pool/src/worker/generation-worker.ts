@@ -34,7 +34,7 @@ function reply(message: WorkerReply): void {
 
 function handle(request: WorkerRequest): WorkerOutput | undefined {
   if (request.kind === 'apply') {
-    engine.applyValid(share(request.change));
+    for (const change of request.changes) engine.applyValid(share(change));
     if (engine.revision !== request.revision) {
       throw new Error(`worker engine reached revision ${engine.revision}, expected ${request.revision}`);
     }
@@ -50,18 +50,17 @@ function handle(request: WorkerRequest): WorkerOutput | undefined {
   const skipped: string[] = [];
   for (const { nodeId, heldKey } of request.nodes) {
     // Skipped only if this worker still holds the very result the caller holds, and its inputs are unchanged.
-    if (
-      heldKey !== undefined &&
-      engine.result(nodeId)?.inputsKey === heldKey &&
-      engine.unchangedInputs(nodeId)
-    ) {
-      skipped.push(nodeId);
-      continue;
-    }
-    const { result, bundle } = engine.compute(nodeId, {
+    const heldHere =
+      heldKey !== undefined && engine.result(nodeId)?.inputsKey === heldKey ? heldKey : undefined;
+    const generated = engine.computeUnless(nodeId, heldHere, {
       materialise: request.materialise,
       ...(request.generatedAt === undefined ? {} : { generatedAt: request.generatedAt }),
     });
+    if (!generated) {
+      skipped.push(nodeId);
+      continue;
+    }
+    const { result, bundle } = generated;
     if (request.keep) engine.commit([result]);
     results.push({ ...result, inputsKey: init.keyPrefix + result.inputsKey });
     if (request.materialise) {

@@ -221,6 +221,22 @@ export class GenerationEngine {
     });
   }
 
+  /**
+   * `compute`, unless the node's inputs key is `inputsKey` (nothing computed: undefined); one
+   * preparation of the node, where `unchangedInputs` then `compute` make two.
+   */
+  computeUnless(
+    nodeId: string,
+    inputsKey: string | undefined,
+    options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
+  ): { result: NodeResult; bundle?: NodeBundle } | undefined {
+    return this.generator.generateUnless(nodeId, inputsKey, {
+      ...options,
+      revision: this.currentRevision,
+      ...(this.options.ordering ? { ordering: this.options.ordering } : {}),
+    });
+  }
+
   /** Whether a pending node's inputs are those of its held result: it can be skipped. */
   unchangedInputs(nodeId: string, inputsKey: string = this.generator.inputsKey(nodeId)): boolean {
     return this.results.get(nodeId)?.inputsKey === inputsKey;
