@@ -170,6 +170,12 @@ class PoolThread {
  * Operations run one after the other in call order. A worker that dies, or fails to apply a change
  * set, leaves its engine at an unknown revision: the pool then stops, every pending and later call
  * rejecting with the cause. `close()` ends every thread; a pool holds the process open until then.
+ *
+ * What a caller holding a `GenerationEngine` uses (see regenerate.ts): `generateFleetInParallel`
+ * for an import (the workers' memberships build the caller's index: one index's CPU, not two),
+ * `regenerateInParallel` for a fleet-wide change, and `regenerateOutcomesInParallel` where each
+ * node's outcome and bundle are published (the generator service's loop). Every change set the
+ * caller's engine accepts is replayed with `applyValid`, in order, before the next regeneration.
  */
 export class GenerationPool {
   private readonly threads: PoolThread[] = [];
