@@ -38,7 +38,6 @@ export interface ComputeOptions {
   readonly memberships?: boolean;
 }
 
-const WORKER_YOUNG_GENERATION_MB = 96;
 const MIN_CHUNK = 64;
 const MAX_CHUNK = 2_000;
 const CHUNKS_PER_THREAD = 8;
@@ -222,13 +221,7 @@ export class GenerationPool {
           engine: options.engine ?? {},
           keyPrefix: `${poolKeyPrefix(id)}${index}:`,
         };
-        workers.push(
-          new Worker(workerFile, {
-            workerData,
-            // Generation allocates many short-lived strings: a larger young generation scavenges less often.
-            resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
-          }),
-        );
+        workers.push(new Worker(workerFile, { workerData }));
       }
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.terminate()));
