@@ -1,9 +1,10 @@
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { GenerationEngine, validateFleet } from '@policygen/engine';
-import type { Fleet, NodeResult } from '@policygen/engine';
+import type { ApplyOutcome, Fleet, Regeneration } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
-import { GenerationPool, generateFleetInParallel } from '@policygen/generation-pool';
-import type { BenchFleetOptions } from '@policygen/fleets';
+import { GenerationPool, generateFleetInParallel, regenerateInParallel } from '@policygen/generation-pool';
+import type { BenchFleetOptions, BenchLandmarks, FleetFile } from '@policygen/fleets';
 import type { BenchScenario } from './scenarios';
 import { FULL_SCENARIO, SCENARIOS } from './scenarios';
 
@@ -28,6 +29,8 @@ export interface ScenarioResult {
   readonly engineMs: number;
   readonly applyMs: number;
   readonly regenerateMs: number;
+  /** CPU time of every thread of the process during engineMs (the machine is shared). */
+  readonly cpuMs: number;
   /** Nodes the dependency index named. */
   readonly affected: number;
   readonly recomputed: number;
@@ -41,6 +44,8 @@ export interface ScenarioResult {
   /** Peak resident set size of the process so far. */
   readonly peakRssMiB: number;
   readonly rssMiB: number;
+  /** The machine's load average (1, 5, 15 minutes) when the scenario ended: other work shares the cores. */
+  readonly loadAverage: readonly number[];
   /** Runs measured; the figures are the median run's. */
   readonly runs?: number;
   readonly slowestEngineMs?: number;
@@ -94,11 +99,24 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
     );
   const fleet = validation.fleet;
 
+  const context = { landmarks: bench.landmarks, sizes, initial: bench.fleet, skipNaive: options.skipNaive };
+  const changeScenarios = selected.filter((scenario) => scenario.name !== FULL_SCENARIO);
+
+  // The parallel path first, on a heap holding nothing else (a service runs one or the other): the
+  // full generation, then every change scenario replayed on the pool (`regenerateInParallel`).
+  let parallel: ParallelPhase | undefined;
+  if (options.threads > 1 && selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
+    progress(`full generation on ${options.threads} worker threads`);
+    parallel = await parallelPhase(fleet, options.threads, changeScenarios, context, progress);
+  }
+
   progress('full generation');
   started = performance.now();
+  const fullCpu = process.cpuUsage();
   const engine = GenerationEngine.fromFleet(fleet);
   const full = engine.regenerate();
   const fullMs = performance.now() - started;
+  const fullCpuMs = cpuMsSince(fullCpu);
   const caches = engine.cacheStats();
   const results: ScenarioResult[] = [];
   let policies = 0;
@@ -112,6 +130,7 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
       measured(SCENARIOS[0] as BenchScenario, 0, {
         applyMs: 0,
         regenerateMs: fullMs,
+        cpuMs: fullCpuMs,
         affected: full.candidates,
         recomputed: full.recomputed,
         changed: full.changed.length,
@@ -119,54 +138,29 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
       }),
     );
   }
-
-  if (options.threads > 1 && selected.some((scenario) => scenario.name === FULL_SCENARIO)) {
-    progress(`full generation on ${options.threads} worker threads`);
-    const parallel = await parallelFullGeneration(fleet, options.threads, engine.allResults());
-    results.push(
-      measured(
-        {
-          name: PARALLEL_FULL_SCENARIO,
-          description: `full generation on ${options.threads} worker threads, each indexing its share of the nodes (start-up included)`,
-          changeSets: () => [],
-        },
-        0,
-        { ...parallel.figures, naiveMs: fullMs },
-      ),
-    );
-    if (!parallel.identical)
-      throw new Error('the parallel full generation differs from the single-threaded one');
+  const sameAsParallel = (scenario: string): void => {
+    const hashes = parallel?.hashesAfter.get(scenario);
+    if (hashes && !sameHashes(hashes, engine))
+      throw new Error(
+        `scenario ${scenario}: the parallel path's results differ from the single-threaded ones`,
+      );
+  };
+  if (parallel) {
+    results.push(withNaive(parallel.results[0] as ScenarioResult, fullMs));
+    sameAsParallel(PARALLEL_FULL_SCENARIO);
   }
 
-  let run = 0;
-  for (const scenario of selected) {
-    if (scenario.name === FULL_SCENARIO) continue;
-    progress(scenario.description);
-    const runs: RunFigures[] = [];
-    let changeSetCount = 0;
-    for (let iteration = 0; iteration < (scenario.repeat ?? 1); iteration++) {
-      run++;
-      const changeSets = scenario.changeSets({
-        compiled: engine.compiled,
-        landmarks: bench.landmarks,
-        sizes,
-        run,
-        iteration,
-        initial: bench.fleet,
-      });
-      changeSetCount = changeSets.length;
-      runs.push(applyAndRegenerate(engine, scenario.name, changeSets));
-    }
-    runs.sort((a, b) => a.applyMs + a.regenerateMs - (b.applyMs + b.regenerateMs));
-    const median = runs[Math.floor(runs.length / 2)] as RunFigures;
-    const slowest = runs[runs.length - 1] as RunFigures;
-    const naiveMs = options.skipNaive ? null : naiveRegeneration(engine.toFleet(), engine.revision);
-    results.push({
-      ...measured(scenario, changeSetCount, { ...median, naiveMs }),
-      runs: runs.length,
-      slowestEngineMs: round(slowest.applyMs + slowest.regenerateMs),
-    });
-  }
+  const single: ScenarioTarget = {
+    engine,
+    apply: (changeSet) => Promise.resolve(engine.apply(changeSet)),
+    regenerate: () => Promise.resolve(engine.regenerate()),
+  };
+  await runChangeScenarios(single, changeScenarios, context, progress, (scenario, result) => {
+    results.push(result);
+    sameAsParallel(scenario.name);
+    const parallelResult = parallel?.results.find((entry) => entry.scenario === `${scenario.name}-parallel`);
+    if (parallelResult) results.push(withNaive(parallelResult, result.naiveMs));
+  });
 
   return {
     machine,
@@ -190,53 +184,196 @@ export async function runBench(options: BenchOptions, machine: BenchReport['mach
 
 const PARALLEL_FULL_SCENARIO = 'full-parallel';
 
-/** The pool's start, every node on the pool, then the caller's index (`generateFleetInParallel`). */
-async function parallelFullGeneration(
+interface ScenarioTarget {
+  readonly engine: GenerationEngine;
+  readonly apply: (changeSet: unknown) => Promise<ApplyOutcome>;
+  readonly regenerate: () => Promise<Regeneration>;
+}
+
+interface ScenarioRunContext {
+  readonly landmarks: BenchLandmarks;
+  readonly sizes: BenchFleetOptions & { nodes: number };
+  readonly initial: FleetFile;
+  readonly skipNaive: boolean;
+}
+
+interface ParallelPhase {
+  /** full-parallel first, then `<scenario>-parallel` for each change scenario. */
+  readonly results: ScenarioResult[];
+  /** Every node's `status:hash` after each scenario (full-parallel and the plain scenario names). */
+  readonly hashesAfter: Map<string, Map<string, string>>;
+}
+
+/**
+ * The pool's start, every node on the pool, then the caller's index (`generateFleetInParallel`);
+ * then the change scenarios, each change set applied to the caller's engine and replayed on the
+ * pool, the affected nodes regenerated on the pool (`regenerateInParallel`), as the generator
+ * service does for imports and fleet-wide changes.
+ */
+async function parallelPhase(
   fleet: Fleet,
   threads: number,
-  reference: ReadonlyMap<string, NodeResult>,
-): Promise<{ figures: RunFigures; identical: boolean }> {
+  scenarios: readonly BenchScenario[],
+  context: ScenarioRunContext,
+  progress: (message: string) => void,
+): Promise<ParallelPhase> {
+  const results: ScenarioResult[] = [];
+  const hashesAfter = new Map<string, Map<string, string>>();
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const pool = await GenerationPool.start({ fleet, threads });
   const startedMs = performance.now() - started;
   try {
     const { engine, regeneration } = await generateFleetInParallel(fleet, pool);
-    return {
-      figures: {
-        // The pool's start (each worker parsing and indexing its share of the nodes) in applyMs.
-        applyMs: startedMs,
-        regenerateMs: performance.now() - started - startedMs,
-        affected: regeneration.candidates,
-        recomputed: regeneration.recomputed,
-        changed: regeneration.changed.length,
+    results.push(
+      measured(
+        {
+          name: PARALLEL_FULL_SCENARIO,
+          description: `full generation on ${threads} worker threads, each indexing its share of the nodes (start-up included)`,
+          changeSets: () => [],
+        },
+        0,
+        {
+          // The pool's start (each worker parsing and indexing its share of the nodes) in applyMs.
+          applyMs: startedMs,
+          regenerateMs: performance.now() - started - startedMs,
+          cpuMs: cpuMsSince(cpuBefore),
+          affected: regeneration.candidates,
+          recomputed: regeneration.recomputed,
+          changed: regeneration.changed.length,
+          naiveMs: null,
+        },
+      ),
+    );
+    hashesAfter.set(PARALLEL_FULL_SCENARIO, hashesOf(engine));
+    const replays: Promise<void>[] = [];
+    const target: ScenarioTarget = {
+      engine,
+      // Replays are not awaited one by one: a burst travels to the workers in one message.
+      apply: (changeSet) => {
+        const outcome = engine.apply(changeSet);
+        if (outcome.ok) replays.push(pool.applyValid(outcome.change));
+        return Promise.resolve(outcome);
       },
-      identical: [...reference].every(([nodeId, result]) => {
-        const parallel = engine.result(nodeId);
-        return parallel?.hash === result.hash && parallel.status === result.status;
-      }),
+      regenerate: async () => {
+        await Promise.all(replays.splice(0));
+        return regenerateInParallel(engine, pool);
+      },
     };
+    await runChangeScenarios(
+      target,
+      scenarios,
+      { ...context, skipNaive: true },
+      (message) => progress(`${message} (on ${threads} worker threads)`),
+      (scenario, result) => {
+        results.push({
+          ...result,
+          scenario: `${scenario.name}-parallel`,
+          description: `${scenario.description}, on ${threads} worker threads`,
+        });
+        hashesAfter.set(scenario.name, hashesOf(engine));
+      },
+    );
+    return { results, hashesAfter };
   } finally {
     await pool.close();
   }
 }
 
+/** Each change scenario in order, each on the configuration the previous ones left. */
+async function runChangeScenarios(
+  target: ScenarioTarget,
+  scenarios: readonly BenchScenario[],
+  context: ScenarioRunContext,
+  progress: (message: string) => void,
+  onResult: (scenario: BenchScenario, result: ScenarioResult) => void,
+): Promise<void> {
+  let run = 0;
+  for (const scenario of scenarios) {
+    progress(scenario.description);
+    const runs: RunFigures[] = [];
+    let changeSetCount = 0;
+    for (let iteration = 0; iteration < (scenario.repeat ?? 1); iteration++) {
+      run++;
+      const changeSets = scenario.changeSets({
+        compiled: target.engine.compiled,
+        landmarks: context.landmarks,
+        sizes: context.sizes,
+        run,
+        iteration,
+        initial: context.initial,
+      });
+      changeSetCount = changeSets.length;
+      runs.push(await applyAndRegenerate(target, scenario.name, changeSets));
+    }
+    runs.sort((a, b) => a.applyMs + a.regenerateMs - (b.applyMs + b.regenerateMs));
+    const median = runs[Math.floor(runs.length / 2)] as RunFigures;
+    const slowest = runs[runs.length - 1] as RunFigures;
+    const naiveMs = context.skipNaive
+      ? null
+      : naiveRegeneration(target.engine.toFleet(), target.engine.revision);
+    onResult(scenario, {
+      ...measured(scenario, changeSetCount, { ...median, naiveMs }),
+      runs: runs.length,
+      slowestEngineMs: round(slowest.applyMs + slowest.regenerateMs),
+    });
+  }
+}
+
+/** A parallel row with the naive figure measured on the single-threaded path. */
+function withNaive(result: ScenarioResult, naiveMs: number | null): ScenarioResult {
+  return {
+    ...result,
+    naiveMs: naiveMs === null ? null : round(naiveMs),
+    speedup: naiveMs === null || result.engineMs === 0 ? null : round(naiveMs / result.engineMs),
+  };
+}
+
+function hashesOf(engine: GenerationEngine): Map<string, string> {
+  const hashes = new Map<string, string>();
+  for (const [nodeId, result] of engine.allResults()) hashes.set(nodeId, `${result.status}:${result.hash}`);
+  return hashes;
+}
+
+function sameHashes(hashes: ReadonlyMap<string, string>, engine: GenerationEngine): boolean {
+  return (
+    hashes.size === engine.allResults().size &&
+    [...engine.allResults()].every(
+      ([nodeId, result]) => hashes.get(nodeId) === `${result.status}:${result.hash}`,
+    )
+  );
+}
+
+/** CPU time of the whole process (every thread) since `before`. */
+function cpuMsSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+function peakRssMiB(): number {
+  return Math.round((process.resourceUsage().maxRSS * 1024) / MiB);
+}
+
 interface RunFigures {
   readonly applyMs: number;
   readonly regenerateMs: number;
+  /** CPU time of every thread of the process (the machine is shared: wall time alone misleads). */
+  readonly cpuMs: number;
   readonly affected: number;
   readonly recomputed: number;
   readonly changed: number;
 }
 
-function applyAndRegenerate(
-  engine: GenerationEngine,
+async function applyAndRegenerate(
+  target: ScenarioTarget,
   scenario: string,
   changeSets: readonly unknown[],
-): RunFigures {
+): Promise<RunFigures> {
   const applyStarted = performance.now();
+  const cpuBefore = process.cpuUsage();
   const affected = new Set<string>();
   for (const changeSet of changeSets) {
-    const outcome = engine.apply(changeSet);
+    const outcome = await target.apply(changeSet);
     if (!outcome.ok)
       throw new Error(
         `scenario ${scenario}: change set rejected: ${outcome.issues
@@ -248,10 +385,11 @@ function applyAndRegenerate(
   }
   const applyMs = performance.now() - applyStarted;
   const regenerateStarted = performance.now();
-  const regeneration = engine.regenerate();
+  const regeneration = await target.regenerate();
   return {
     applyMs,
     regenerateMs: performance.now() - regenerateStarted,
+    cpuMs: cpuMsSince(cpuBefore),
     affected: affected.size,
     recomputed: regeneration.recomputed,
     changed: regeneration.changed.length,
@@ -271,10 +409,12 @@ function measured(
   figures: {
     applyMs: number;
     regenerateMs: number;
+    cpuMs: number;
     affected: number;
     recomputed: number;
     changed: number;
     naiveMs: number | null;
+    peakRssMiB?: number;
   },
 ): ScenarioResult {
   const engineMs = figures.applyMs + figures.regenerateMs;
@@ -286,14 +426,16 @@ function measured(
     engineMs: round(engineMs),
     applyMs: round(figures.applyMs),
     regenerateMs: round(figures.regenerateMs),
+    cpuMs: round(figures.cpuMs),
     affected: figures.affected,
     recomputed: figures.recomputed,
     changed: figures.changed,
     recomputedUnchanged: figures.recomputed - Math.min(figures.recomputed, figures.changed),
     naiveMs: figures.naiveMs === null ? null : round(figures.naiveMs),
     speedup: figures.naiveMs === null || engineMs === 0 ? null : round(figures.naiveMs / engineMs),
-    peakRssMiB: Math.round((process.resourceUsage().maxRSS * 1024) / MiB),
+    peakRssMiB: figures.peakRssMiB ?? peakRssMiB(),
     rssMiB: Math.round(usage.rss / MiB),
+    loadAverage: loadavg().map((load) => round(load)),
   };
 }
 

@@ -53,13 +53,19 @@ describe('policygen bench', () => {
       'full',
       'full-parallel',
       'node-property',
+      'node-property-parallel',
       'node-facts',
+      'node-facts-parallel',
       'directive-10pct',
+      'directive-10pct-parallel',
     ]);
     expect(byName.get('full')).toMatchObject({ recomputed: 1500, changed: 1500 });
     expect(byName.get('full-parallel')).toMatchObject({ recomputed: 1500, changed: 1500 });
     expect(byName.get('node-property')).toMatchObject({ affected: 1, recomputed: 1, changed: 1 });
     expect(byName.get('node-facts')).toMatchObject({ affected: 1, recomputed: 1, changed: 1 });
+    // The same change scenarios on the pool, as the generator service would run them.
+    expect(byName.get('node-property-parallel')).toMatchObject({ affected: 1, recomputed: 1, changed: 1 });
+    expect(byName.get('directive-10pct-parallel')?.changed).toBe(byName.get('directive-10pct')?.changed);
     const tenPercent = byName.get('directive-10pct');
     expect(tenPercent?.affected).toBeGreaterThan(100);
     expect(tenPercent?.affected).toBeLessThan(200);

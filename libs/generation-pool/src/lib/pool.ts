@@ -34,6 +34,8 @@ export interface PoolOptions {
 export interface ComputeOptions {
   readonly materialise?: boolean;
   readonly generatedAt?: number;
+  /** Each chunk also carries its computed nodes' memberships (see `WorkerOutput.memberships`). */
+  readonly memberships?: boolean;
 }
 
 const MIN_CHUNK = 64;
@@ -57,6 +59,21 @@ function chunksOf<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
+}
+
+/** The parts' memberships, in the order of their results (parts are joined in order). */
+function concatenated(outputs: readonly WorkerOutput[]): Uint32Array {
+  const joined = new Uint32Array(
+    outputs.reduce((total, output) => total + (output.memberships?.length ?? 0), 0),
+  );
+  let at = 0;
+  for (const output of outputs) {
+    if (!output.memberships)
+      throw new Error('a generation worker answered without the memberships asked for');
+    joined.set(output.memberships, at);
+    at += output.memberships.length;
+  }
+  return joined;
 }
 
 /** Part of a chunk: the nodes of one thread (see `ownerOf`). */
@@ -152,6 +169,12 @@ class PoolThread {
  * Operations run one after the other in call order. A worker that dies, or fails to apply a change
  * set, leaves its engine at an unknown revision: the pool then stops, every pending and later call
  * rejecting with the cause. `close()` ends every thread; a pool holds the process open until then.
+ *
+ * What a caller holding a `GenerationEngine` uses (see regenerate.ts): `generateFleetInParallel`
+ * for an import (the workers' memberships build the caller's index: one index's CPU, not two),
+ * `regenerateInParallel` for a fleet-wide change, and `regenerateOutcomesInParallel` where each
+ * node's outcome and bundle are published (the generator service's loop). Every change set the
+ * caller's engine accepts is replayed with `applyValid`, in order, before the next regeneration.
  */
 export class GenerationPool {
   private readonly threads: PoolThread[] = [];
@@ -161,6 +184,8 @@ export class GenerationPool {
   private failure: Error | undefined;
   private closed = false;
   private currentRevision = 0;
+  /** Change sets replayed and not sent yet: they go together (see `applyValid`). */
+  private waitingApply: { changes: ParsedChangeSet[]; revision: number; done: Promise<void> } | undefined;
 
   private constructor(
     private readonly id: string,
@@ -222,24 +247,44 @@ export class GenerationPool {
     return this.currentRevision;
   }
 
-  /** Replays a change set the caller's engine accepted on every worker's engine, in call order. */
+  /**
+   * Replays a change set the caller's engine accepted on every worker's engine, in call order.
+   * Change sets replayed while an earlier operation runs travel together, in one message per worker
+   * (a burst costs one round trip, not one per change set): callers need not await each one.
+   */
   applyValid(change: ParsedChangeSet): Promise<void> {
     const revision = ++this.currentRevision;
-    return this.serially(async () => {
+    const waiting = this.waitingApply;
+    if (waiting) {
+      waiting.changes.push(change);
+      waiting.revision = revision;
+      return waiting.done;
+    }
+    const batch: { changes: ParsedChangeSet[]; revision: number; done: Promise<void> } = {
+      changes: [change],
+      revision,
+      done: Promise.resolve(),
+    };
+    this.waitingApply = batch;
+    batch.done = this.serially(async () => {
+      // From here on, change sets go to the next batch.
+      if (this.waitingApply === batch) this.waitingApply = undefined;
+      const { changes, revision: reached } = batch;
       try {
         await Promise.all(
           this.threads.map((thread) =>
-            thread.request({ id: this.nextRequestId++, kind: 'apply', change, revision }),
+            thread.request({ id: this.nextRequestId++, kind: 'apply', changes, revision: reached }),
           ),
         );
       } catch (error) {
         const cause = error instanceof Error ? error : new Error(String(error));
         this.fail(
-          new Error(`a worker could not apply the change set of revision ${revision}: ${cause.message}`),
+          new Error(`a worker could not apply the change sets up to revision ${reached}: ${cause.message}`),
         );
         throw cause;
       }
     });
+    return batch.done;
   }
 
   /**
@@ -286,11 +331,13 @@ export class GenerationPool {
    * result a worker of this pool computed goes back to that worker, which skips it when its inputs
    * are unchanged (only that worker's engine can tell), and every worker keeps what it computes.
    * Each chunk's nodes are a run of `entries`; within a chunk, results come grouped by worker.
+   * An `onChunk` returning a promise is awaited before the next chunk is handed to it, and no more
+   * than a few chunks are computed ahead of it (backpressure: publishing may be the slow part).
    */
   regenerateInChunks(
     entries: readonly RegenerationEntry[],
     options: ComputeOptions,
-    onChunk: (chunk: WorkerOutput) => void,
+    onChunk: (chunk: WorkerOutput) => void | Promise<void>,
   ): Promise<void> {
     const revision = this.currentRevision;
     const chunks = chunksOf(entries, this.chunkSizeFor(entries.length)).map((chunk) => this.partsOf(chunk));
@@ -345,7 +392,7 @@ export class GenerationPool {
     options: ComputeOptions,
     keep: boolean,
     revision: number,
-    onChunk: (chunk: WorkerOutput) => void,
+    onChunk: (chunk: WorkerOutput) => void | Promise<void>,
   ): Promise<void> {
     const materialise = options.materialise ?? false;
     // Bundles are heavy: a few chunks ahead. Results are small: every chunk at once, so workers
@@ -361,13 +408,29 @@ export class GenerationPool {
         settled = true;
         rejectRun(error);
       };
+      let consuming = false;
       const deliver = (): void => {
-        for (let chunk = finished.get(delivered); chunk; chunk = finished.get(delivered)) {
+        if (consuming) return;
+        for (let chunk = finished.get(delivered); chunk && !settled; chunk = finished.get(delivered)) {
           finished.delete(delivered);
+          const consumed = onChunk(chunk);
+          if (consumed instanceof Promise) {
+            consuming = true;
+            consumed.then(() => {
+              consuming = false;
+              delivered++;
+              dispatch();
+              try {
+                deliver();
+              } catch (error) {
+                stop(error);
+              }
+            }, stop);
+            return;
+          }
           delivered++;
-          onChunk(chunk);
         }
-        if (delivered === chunks.length) {
+        if (delivered === chunks.length && !settled) {
           settled = true;
           resolveRun();
         }
@@ -383,6 +446,7 @@ export class GenerationPool {
           keep,
           materialise,
           ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+          ...(options.memberships ? { memberships: true } : {}),
         };
         return thread.request(request).then((output) => {
           if (!output)
@@ -397,10 +461,12 @@ export class GenerationPool {
           Promise.all((chunks[index] ?? []).map(send)).then((outputs) => {
             if (settled) return;
             try {
+              const memberships = options.memberships ? concatenated(outputs) : undefined;
               finished.set(index, {
                 results: outputs.flatMap((output) => output.results),
                 bundles: outputs.flatMap((output) => output.bundles),
                 skipped: outputs.flatMap((output) => output.skipped),
+                ...(memberships ? { memberships } : {}),
               });
               // Workers get their next chunks before this thread spends time in `onChunk`.
               dispatch();

@@ -1,10 +1,17 @@
-import type { EngineOptions, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
+import { compareCodeUnits } from '@policygen/engine';
+import type {
+  EngineOptions,
+  NodeBundle,
+  NodeMemberships,
+  NodeResult,
+  ParsedChangeSet,
+} from '@policygen/engine';
 
 /**
  * Bumped whenever the messages below change, so a pool refuses a worker script built from older
  * sources instead of misreading it.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 5;
 
 /** The worker's `workerData`: cloned into each worker once, when it starts. */
 export interface WorkerInit {
@@ -32,8 +39,9 @@ export type WorkerRequest =
   | {
       readonly id: number;
       readonly kind: 'apply';
-      readonly change: ParsedChangeSet;
-      /** The revision the worker's engine must be at once the change set is applied. */
+      /** Change sets in order, each moving the revision by one. */
+      readonly changes: readonly ParsedChangeSet[];
+      /** The revision the worker's engine must be at once the change sets are applied. */
       readonly revision: number;
     }
   | {
@@ -46,6 +54,8 @@ export type WorkerRequest =
       readonly keep: boolean;
       readonly materialise: boolean;
       readonly generatedAt?: number;
+      /** Send each computed node's memberships too (see `encodeMemberships`). */
+      readonly memberships?: boolean;
     };
 
 export interface ComputeOutput {
@@ -58,6 +68,8 @@ export interface ComputeOutput {
 export interface WorkerOutput extends ComputeOutput {
   /** Nodes whose inputs are those of the held result: not computed. */
   readonly skipped: string[];
+  /** When asked for: the memberships of the nodes of `results`, in their order (`encodeMemberships`). */
+  readonly memberships?: Uint32Array;
 }
 
 export interface WorkerFault {
@@ -91,4 +103,73 @@ export function ownerOf(nodeId: string, threads: number): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return (hash >>> 0) % threads;
+}
+
+/**
+ * Group and rule ids by position, sorted: how memberships travel between threads (numbers in one
+ * transferred buffer, not a hundred thousand arrays of strings to clone). Both ends compute it from
+ * the same configuration.
+ */
+export interface MembershipCodec {
+  readonly groupIds: readonly string[];
+  readonly ruleIds: readonly string[];
+}
+
+export function membershipCodec(groupIds: Iterable<string>, ruleIds: Iterable<string>): MembershipCodec {
+  return { groupIds: [...groupIds].sort(compareCodeUnits), ruleIds: [...ruleIds].sort(compareCodeUnits) };
+}
+
+/** Per node, in order: its number of groups, their positions, its number of rules, their positions. */
+export function encodeMemberships(
+  codec: MembershipCodec,
+  nodes: readonly { readonly groups: readonly string[]; readonly rules: readonly string[] }[],
+): Uint32Array {
+  const groupAt = new Map(codec.groupIds.map((groupId, index) => [groupId, index]));
+  const ruleAt = new Map(codec.ruleIds.map((ruleId, index) => [ruleId, index]));
+  let length = 0;
+  for (const node of nodes) length += 2 + node.groups.length + node.rules.length;
+  const encoded = new Uint32Array(length);
+  let at = 0;
+  const put = (ids: readonly string[], positions: ReadonlyMap<string, number>, kind: string): void => {
+    encoded[at++] = ids.length;
+    for (const id of ids) {
+      const position = positions.get(id);
+      if (position === undefined) throw new Error(`no ${kind} ${id} in the membership codec`);
+      encoded[at++] = position;
+    }
+  };
+  for (const node of nodes) {
+    put(node.groups, groupAt, 'group');
+    put(node.rules, ruleAt, 'rule');
+  }
+  return encoded;
+}
+
+/** The memberships `encodeMemberships` encoded, one entry per node of `nodeIds` (the same order). */
+export function decodeMemberships(
+  codec: MembershipCodec,
+  nodeIds: readonly string[],
+  encoded: Uint32Array,
+  into: NodeMemberships & {
+    readonly groupsOfNode: Map<string, readonly string[]>;
+    readonly rulesOfNode: Map<string, readonly string[]>;
+  },
+): void {
+  let at = 0;
+  const take = (ids: readonly string[]): string[] => {
+    const count = encoded[at++] ?? 0;
+    const taken = new Array<string>(count);
+    for (let index = 0; index < count; index++) {
+      const id = ids[encoded[at++] as number];
+      if (id === undefined)
+        throw new Error('memberships out of the codec: the worker saw another configuration');
+      taken[index] = id;
+    }
+    return taken;
+  };
+  for (const nodeId of nodeIds) {
+    into.groupsOfNode.set(nodeId, take(codec.groupIds));
+    into.rulesOfNode.set(nodeId, take(codec.ruleIds));
+  }
+  if (at !== encoded.length) throw new Error('memberships and nodes do not match');
 }

@@ -2,7 +2,8 @@ import { GenerationEngine } from '@policygen/engine';
 import type { NodeBundle, Regeneration } from '@policygen/engine';
 import { BUILT_WORKER, comparable, demoFleet, randomChangeSets } from '../testing/fixtures';
 import { GenerationPool } from './pool';
-import { generateFleetInParallel, regenerateInParallel } from './regenerate';
+import { generateFleetInParallel, regenerateInParallel, regenerateOutcomesInParallel } from './regenerate';
+import type { PoolNodeOutcome } from './regenerate';
 
 const GENERATED_AT = 1_700_000_000_000;
 
@@ -163,6 +164,105 @@ describe('regenerateInParallel', () => {
       const singleNext = single.regenerate();
       expect(await regenerateInParallel(engine, pool)).toEqual(singleNext);
       expect(heldResults(engine)).toEqual(heldResults(single));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('hands over, chunk by chunk and paced by a slow consumer, the outcomes regenerateNode gives, owned nodes only', async () => {
+    const owns = (nodeId: string): boolean => nodeId.charCodeAt(nodeId.length - 1) % 3 !== 0;
+    const single = GenerationEngine.fromFleet(fleet);
+    const parallel = GenerationEngine.fromFleet(fleet);
+    single.setOwnership(owns);
+    parallel.setOwnership(owns);
+    const pool = await GenerationPool.start({ fleet, threads: 2, chunkSize: 16, workerFile: BUILT_WORKER });
+    try {
+      const regenerateBoth = async (): Promise<void> => {
+        const expected: PoolNodeOutcome[] = single.pendingNodes().map((nodeId) => {
+          const regeneration = single.regenerateNode(nodeId, {
+            materialise: true,
+            generatedAt: GENERATED_AT,
+          });
+          const bundle = regeneration.skipped ? undefined : regeneration.bundle;
+          return { nodeId, regeneration, ...(bundle ? { bundle } : {}) };
+        });
+        const received: PoolNodeOutcome[] = [];
+        let consuming = 0;
+        const run = await regenerateOutcomesInParallel(parallel, pool, {
+          generatedAt: GENERATED_AT,
+          onOutcomes: async (outcomes) => {
+            // One chunk at a time: the next waits for this one.
+            expect(consuming++).toBe(0);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            received.push(...outcomes);
+            consuming--;
+          },
+        });
+        const comparableOutcome = (outcome: PoolNodeOutcome) => ({
+          nodeId: outcome.nodeId,
+          skipped: outcome.regeneration.skipped,
+          changed: outcome.regeneration.skipped ? false : outcome.regeneration.changed,
+          result: comparable(outcome.regeneration.result),
+          bundle: outcome.bundle ?? null,
+        });
+        // The pool skips only on its own workers' keys: compare what is published, not how.
+        const published = (outcomes: PoolNodeOutcome[]) =>
+          outcomes.filter((outcome) => outcome.bundle !== undefined).map(comparableOutcome);
+        expect(received.map((outcome) => outcome.nodeId)).toEqual(expected.map((outcome) => outcome.nodeId));
+        expect(published(received)).toEqual(published(expected));
+        expect(run.changed).toEqual(published(expected).map((outcome) => outcome.nodeId));
+        expect(received.every((outcome) => owns(outcome.nodeId))).toBe(true);
+        expect(parallel.pendingNodes()).toEqual([]);
+        expect(heldResults(parallel)).toEqual(heldResults(single));
+      };
+      await regenerateBoth();
+      const changes = randomChangeSets(9, () => single.toFleet());
+      let applied = 0;
+      for (let attempt = 0; applied < 6 && attempt < 100; attempt++) {
+        const input = changes.next().value;
+        const outcome = single.apply(input);
+        const mirrored = parallel.apply(input);
+        if (!outcome.ok || !mirrored.ok) continue;
+        applied++;
+        await pool.applyValid(mirrored.change);
+        await regenerateBoth();
+      }
+      expect(applied).toBe(6);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('replays a burst of change sets not awaited one by one, as one batch, to the same results', async () => {
+    const single = GenerationEngine.fromFleet(fleet);
+    const parallel = GenerationEngine.fromFleet(fleet);
+    single.regenerate({ generatedAt: GENERATED_AT });
+    const pool = await GenerationPool.start({ fleet, threads: 2, chunkSize: 32, workerFile: BUILT_WORKER });
+    try {
+      await regenerateInParallel(parallel, pool, { generatedAt: GENERATED_AT });
+      for (const round of [0, 1]) {
+        const changes = randomChangeSets(21 + round, () => single.toFleet());
+        const replays: Promise<void>[] = [];
+        let applied = 0;
+        for (let attempt = 0; applied < 12 && attempt < 100; attempt++) {
+          const input = changes.next().value;
+          const outcome = single.apply(input);
+          const mirrored = parallel.apply(input);
+          if (!outcome.ok || !mirrored.ok) continue;
+          applied++;
+          replays.push(pool.applyValid(mirrored.change));
+        }
+        expect(pool.revision).toBe(parallel.revision);
+        await Promise.all(replays);
+        const singleRun = single.regenerate({ generatedAt: GENERATED_AT });
+        const parallelRun = await regenerateInParallel(parallel, pool, { generatedAt: GENERATED_AT });
+        expect({ ...parallelRun, skipped: 0, recomputed: 0 }).toEqual({
+          ...singleRun,
+          skipped: 0,
+          recomputed: 0,
+        });
+        expect(heldResults(parallel)).toEqual(heldResults(single));
+      }
     } finally {
       await pool.close();
     }

@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GenerationEngine } from '@policygen/engine';
 import type { Fleet, NodeBundle, NodeResult, ParsedChangeSet } from '@policygen/engine';
-import { ownerOf, PROTOCOL_VERSION } from '../lib/protocol';
+import { encodeMemberships, membershipCodec, ownerOf, PROTOCOL_VERSION } from '../lib/protocol';
 import type { WorkerInit, WorkerOutput, WorkerReply, WorkerRequest } from '../lib/protocol';
 
 const port = parentPort;
@@ -23,13 +23,18 @@ function share(change: ParsedChangeSet): ParsedChangeSet {
   };
 }
 
+/** The memberships buffer moves to the pool's thread instead of being copied. */
+function transfers(output: WorkerOutput): ArrayBuffer[] {
+  return output.memberships ? [output.memberships.buffer as ArrayBuffer] : [];
+}
+
 function reply(message: WorkerReply): void {
   port?.postMessage(message);
 }
 
 function handle(request: WorkerRequest): WorkerOutput | undefined {
   if (request.kind === 'apply') {
-    engine.applyValid(share(request.change));
+    for (const change of request.changes) engine.applyValid(share(change));
     if (engine.revision !== request.revision) {
       throw new Error(`worker engine reached revision ${engine.revision}, expected ${request.revision}`);
     }
@@ -45,18 +50,17 @@ function handle(request: WorkerRequest): WorkerOutput | undefined {
   const skipped: string[] = [];
   for (const { nodeId, heldKey } of request.nodes) {
     // Skipped only if this worker still holds the very result the caller holds, and its inputs are unchanged.
-    if (
-      heldKey !== undefined &&
-      engine.result(nodeId)?.inputsKey === heldKey &&
-      engine.unchangedInputs(nodeId)
-    ) {
-      skipped.push(nodeId);
-      continue;
-    }
-    const { result, bundle } = engine.compute(nodeId, {
+    const heldHere =
+      heldKey !== undefined && engine.result(nodeId)?.inputsKey === heldKey ? heldKey : undefined;
+    const generated = engine.computeUnless(nodeId, heldHere, {
       materialise: request.materialise,
       ...(request.generatedAt === undefined ? {} : { generatedAt: request.generatedAt }),
     });
+    if (!generated) {
+      skipped.push(nodeId);
+      continue;
+    }
+    const { result, bundle } = generated;
     if (request.keep) engine.commit([result]);
     results.push({ ...result, inputsKey: init.keyPrefix + result.inputsKey });
     if (request.materialise) {
@@ -64,13 +68,24 @@ function handle(request: WorkerRequest): WorkerOutput | undefined {
       bundles.push(bundle);
     }
   }
-  return { results, bundles, skipped };
+  if (!request.memberships) return { results, bundles, skipped };
+  const codec = membershipCodec(engine.compiled.groups.keys(), engine.compiled.rules.keys());
+  const memberships = encodeMemberships(
+    codec,
+    results.map(({ nodeId }) => {
+      const known = engine.membershipsOf(nodeId);
+      if (!known) throw new Error(`node ${nodeId}: no memberships`);
+      return known;
+    }),
+  );
+  return { results, bundles, skipped, memberships };
 }
 
 port.on('message', (request: WorkerRequest) => {
   try {
     const output = handle(request);
-    reply(output ? { kind: 'done', id: request.id, output } : { kind: 'done', id: request.id });
+    if (!output) reply({ kind: 'done', id: request.id });
+    else port?.postMessage({ kind: 'done', id: request.id, output } satisfies WorkerReply, transfers(output));
   } catch (error) {
     const fault =
       error instanceof Error

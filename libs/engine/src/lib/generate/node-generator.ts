@@ -9,6 +9,8 @@ import { canonicalJson } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
+import type { ParsedReference } from '../properties/expand';
+import { referencedValuesKey, referencesIn } from '../properties/expand';
 import { groupLevels, levelGroups, nodeProperties } from '../properties/inherit';
 import type { PolicyContext, QuotedLayout } from '../render/node-files';
 import {
@@ -100,11 +102,15 @@ interface PolicyValues {
   readonly policy: FormedPolicy;
   /** Some value holds a generation-time reference: expanded per node. */
   readonly dynamic: boolean;
+  /** The generation-time references of the values, when dynamic: what an expansion reads. */
+  readonly references: readonly ParsedReference[];
   /** Some value names the node itself: no other node can share the files. */
   readonly unique: boolean;
   readonly missing: readonly NodeError[];
   /** When not dynamic: the files, per render context. */
   readonly files: Map<string, readonly BundleFile[]>;
+  /** The generator's epoch `key` was last checked at: directives do not change within one. */
+  checkedAt: number;
 }
 
 type PolicyShape = QuotedLayout & { readonly csv: string };
@@ -164,7 +170,10 @@ export class NodeGenerator {
   private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
+  private readonly ruleDrafts = new Map<string, { checkedAt: number; drafts: readonly Draft[] }>();
   private nextSerial = 1;
+  /** Moves on every `invalidate`: what was checked at the current epoch holds until the next change. */
+  private epoch = 0;
 
   constructor(
     private readonly compiled: CompiledFleet,
@@ -182,6 +191,7 @@ export class NodeGenerator {
 
   /** Drops what a change made stale: plans of changed rules, property levels, everything on settings. */
   invalidate(delta: IndexDelta): void {
+    this.epoch++;
     if (delta.settingsChanged) {
       this.plans.clear();
       this.planKeysByRule.clear();
@@ -285,8 +295,9 @@ export class NodeGenerator {
         filesOf.set(planned, this.staticFiles(entry, planned));
         return;
       }
-      // Expanded values depend on the node, its levels (and so the parameters) and the policy.
-      const key = `${planned.contextKey}\u0000${levels.serial}`;
+      // Expanded values depend on the node (its digests are its own), the policy's values (the
+      // entry) and what their references read: equal readings expand equally.
+      const key = `${planned.contextKey}\u0000${referencedValuesKey(entry.references, context)}`;
       const known = own.dynamic.get(entry);
       if (known?.key === key && !materialise) {
         unknown.push(...known.unknown);
@@ -421,17 +432,14 @@ export class NodeGenerator {
 
   private buildPlan(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
     const compiled = this.compiled;
-    const formed = formPolicies(draftsOfRules(compiled, ruleIds), (techniqueId, drafts) => {
-      const key = [
-        techniqueId,
-        ...drafts.map(
-          (draft) =>
-            `${this.serialOf(draft.rule)}.${this.serialOf(draft.directive)}.${this.serialOf(draft.technique)}`,
-        ),
-      ].join(' ');
+    const drafts = ruleIds.flatMap((ruleId) => this.draftsOfRule(ruleId));
+    const formed = formPolicies(drafts, (techniqueId, techniqueDrafts) => {
+      // Drafts are kept per rule (`draftsOfRule`): one serial stands for the rule, directive and technique.
+      let key = techniqueId;
+      for (const draft of techniqueDrafts) key += ` ${this.serialOf(draft)}`;
       let policies = this.techniquePolicies.get(key);
       if (!policies) {
-        policies = formTechniquePolicies(techniqueId, drafts);
+        policies = formTechniquePolicies(techniqueId, techniqueDrafts);
         this.techniquePolicies.set(key, policies);
       }
       return policies;
@@ -470,8 +478,34 @@ export class NodeGenerator {
     };
   }
 
+  /**
+   * A rule's drafts, the same objects as long as its rule, directives and techniques are: what is
+   * cached by draft (names, formed technique policies) is found again by every plan using the rule.
+   */
+  private draftsOfRule(ruleId: string): readonly Draft[] {
+    const known = this.ruleDrafts.get(ruleId);
+    if (known?.checkedAt === this.epoch) return known.drafts;
+    const fresh = draftsOfRules(this.compiled, [ruleId]);
+    const same =
+      known !== undefined &&
+      known.drafts.length === fresh.length &&
+      known.drafts.every((draft, index) => {
+        const other = fresh[index] as Draft;
+        return (
+          draft.rule === other.rule &&
+          draft.directive === other.directive &&
+          draft.technique === other.technique
+        );
+      });
+    const drafts = same ? known.drafts : fresh;
+    this.ruleDrafts.set(ruleId, { checkedAt: this.epoch, drafts });
+    return drafts;
+  }
+
   /** The policy with its directives' current values (see `PolicyValues`). */
   private valuesOf(policy: FormedPolicy): PolicyValues {
+    const checked = this.policyValues.get(policy);
+    if (checked?.checkedAt === this.epoch) return checked;
     let same = true;
     let key = '';
     const directives = policy.drafts.map((draft) => {
@@ -480,8 +514,10 @@ export class NodeGenerator {
       key += `${this.serialOf(current)}.`;
       return current;
     });
-    const cached = this.policyValues.get(policy);
-    if (cached?.key === key) return cached;
+    if (checked?.key === key) {
+      checked.checkedAt = this.epoch;
+      return checked;
+    }
     const current: FormedPolicy = same
       ? policy
       : {
@@ -491,15 +527,18 @@ export class NodeGenerator {
             directive: directives[index] as Directive,
           })),
         };
+    const dynamic = current.drafts.some(dependsOnNode);
     const entry: PolicyValues = {
       key,
       policy: current,
-      dynamic: current.drafts.some(dependsOnNode),
+      dynamic,
+      references: dynamic ? current.drafts.flatMap(referencesOfDraft) : [],
       unique: current.drafts.some((draft) =>
         IDENTITY_REFERENCE.test(JSON.stringify(draft.directive.parameters)),
       ),
       missing: current.drafts.flatMap(missingParameters),
       files: new Map(),
+      checkedAt: this.epoch,
     };
     this.policyValues.set(policy, entry);
     return entry;
@@ -560,6 +599,15 @@ function planFiles(plan: NodePlan): BundleFile[] {
     bundleFile(PROMISES_FILE, quotedPromisesCfOf(planShapes)),
     bundleFile(DIRECTIVES_CSV_FILE, planShapes.map((shape) => shape.csv).join('')),
   ];
+}
+
+function referencesOfDraft(draft: Draft): ParsedReference[] {
+  const references: ParsedReference[] = [];
+  for (const parameter of draft.technique.parameters) {
+    const given = draft.directive.parameters[parameter.name] ?? parameter.default;
+    if (given !== undefined) referencesIn(given, references);
+  }
+  return references;
 }
 
 function digestOf(file: BundleFile): FileDigest {

@@ -2,6 +2,7 @@ import type { NodeResult, GeneratorLimits } from '../generate/node-generator';
 import { NodeGenerator } from '../generate/node-generator';
 import type { GenerateOptions, NodeBundle } from '../generate/types';
 import type { CompiledFleet } from '../index/fleet-index';
+import type { NodeMemberships } from '../index/fleet-index';
 import { FleetIndex } from '../index/fleet-index';
 import { validateChangeSet } from '../index/validate-change-set';
 import type { ParsedChangeSet } from '../index/change-set';
@@ -88,8 +89,9 @@ export class GenerationEngine {
   private constructor(
     fleet: Fleet,
     private readonly options: EngineOptions,
+    memberships?: NodeMemberships,
   ) {
-    this.index = FleetIndex.build(fleet);
+    this.index = FleetIndex.build(fleet, memberships);
     this.generator = new NodeGenerator(this.index, {
       ...(options.ordering ? { ordering: options.ordering } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
@@ -101,6 +103,25 @@ export class GenerationEngine {
   /** An engine at the fleet's revision with every node pending (a full generation to come). */
   static fromFleet(fleet: Fleet, options: EngineOptions = {}): GenerationEngine {
     return new GenerationEngine(fleet, options);
+  }
+
+  /**
+   * `fromFleet` with every node's memberships as other indexes of this fleet computed them (the
+   * generation pool's workers): the index is not evaluated again.
+   */
+  static fromFleetAndMemberships(
+    fleet: Fleet,
+    memberships: NodeMemberships,
+    options: EngineOptions = {},
+  ): GenerationEngine {
+    return new GenerationEngine(fleet, options, memberships);
+  }
+
+  /** The node's groups and enabled rules, sorted (see `NodeMemberships`). */
+  membershipsOf(nodeId: string): { groups: readonly string[]; rules: readonly string[] } | undefined {
+    const groups = this.index.groupsOfNode.get(nodeId);
+    const rules = this.index.rulesOfNode.get(nodeId);
+    return groups && rules ? { groups, rules } : undefined;
   }
 
   get revision(): number {
@@ -194,6 +215,22 @@ export class GenerationEngine {
     bundle?: NodeBundle;
   } {
     return this.generator.generate(nodeId, {
+      ...options,
+      revision: this.currentRevision,
+      ...(this.options.ordering ? { ordering: this.options.ordering } : {}),
+    });
+  }
+
+  /**
+   * `compute`, unless the node's inputs key is `inputsKey` (nothing computed: undefined); one
+   * preparation of the node, where `unchangedInputs` then `compute` make two.
+   */
+  computeUnless(
+    nodeId: string,
+    inputsKey: string | undefined,
+    options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
+  ): { result: NodeResult; bundle?: NodeBundle } | undefined {
+    return this.generator.generateUnless(nodeId, inputsKey, {
       ...options,
       revision: this.currentRevision,
       ...(this.options.ordering ? { ordering: this.options.ordering } : {}),

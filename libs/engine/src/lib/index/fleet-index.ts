@@ -79,6 +79,16 @@ export interface IndexDelta {
   readonly settingsChanged: boolean;
 }
 
+/**
+ * Every node's groups and enabled rules, sorted, as an index of the same fleet computed them (each
+ * node's are its own: criteria and targets look at the node alone). Handed to `FleetIndex.build`,
+ * they spare it evaluating every group and rule again (workers that indexed shares of the fleet).
+ */
+export interface NodeMemberships {
+  readonly groupsOfNode: ReadonlyMap<string, readonly string[]>;
+  readonly rulesOfNode: ReadonlyMap<string, readonly string[]>;
+}
+
 export function compileFleet(fleet: Fleet): CompiledFleet {
   return FleetIndex.build(fleet);
 }
@@ -121,7 +131,8 @@ export class FleetIndex implements CompiledFleet {
     this.relationships = fleet.relationships;
   }
 
-  static build(fleet: Fleet): FleetIndex {
+  /** The index of a fleet; with `memberships`, taken as given instead of evaluated (see `NodeMemberships`). */
+  static build(fleet: Fleet, memberships?: NodeMemberships): FleetIndex {
     const index = new FleetIndex(fleet);
     for (const technique of fleet.techniques) index.setTechnique(technique);
     for (const directive of fleet.directives) index.setDirective(directive);
@@ -135,6 +146,10 @@ export class FleetIndex implements CompiledFleet {
     }
     index.relationshipsOf = relationshipsByDirective(index.relationships);
     index.refreshGroupStructure();
+    if (memberships) {
+      index.adoptMemberships(memberships);
+      return index;
+    }
     const nodeIds = index.nodeIds;
     for (const groupId of index.groupOrder) {
       const members = evaluateMembers(index.groups.get(groupId) as Group, nodeIds, index.membership);
@@ -555,6 +570,34 @@ export class FleetIndex implements CompiledFleet {
     this.nodes.delete(nodeId);
     this.sortedNodeIds = undefined;
     removed.add(nodeId);
+  }
+
+  private adoptMemberships({ groupsOfNode, rulesOfNode }: NodeMemberships): void {
+    for (const groupId of this.groups.keys()) this.members.set(groupId, new Set());
+    for (const ruleId of this.rules.keys()) this.ruleTargets.set(ruleId, new Set());
+    for (const nodeId of this.nodes.keys()) {
+      const groups = groupsOfNode.get(nodeId);
+      const rules = rulesOfNode.get(nodeId);
+      if (!groups || !rules) throw new Error(`the memberships handed to the index miss node ${nodeId}`);
+      for (const groupId of groups) {
+        const members = this.members.get(groupId);
+        if (!members) throw new Error(`node ${nodeId} is handed membership of an unknown group ${groupId}`);
+        members.add(nodeId);
+      }
+      for (const ruleId of rules) {
+        const targets = this.ruleTargets.get(ruleId);
+        if (!targets) throw new Error(`node ${nodeId} is handed an unknown rule ${ruleId}`);
+        targets.add(nodeId);
+      }
+      this.groupsOfNode.set(nodeId, [...groups]);
+      this.rulesOfNode.set(nodeId, [...rules]);
+    }
+    for (const [ruleId, rule] of this.rules) {
+      const disabledGroup = disabledGroupIn(rule.targets, this.groups);
+      if (!rule.enabled) this.inactiveRules.set(ruleId, 'the rule is disabled');
+      else if (disabledGroup)
+        this.inactiveRules.set(ruleId, `its target names the disabled group ${disabledGroup}`);
+    }
   }
 
   private refreshGroupStructure(): void {

@@ -18,15 +18,12 @@ export function compareCaseInsensitive(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** Plain code-unit order, as Java's `String.compareTo`. */
+/**
+ * Plain code-unit order, as Java's `String.compareTo` (its sign): JavaScript's relational operators
+ * compare strings code unit by code unit, natively.
+ */
 export function compareCodeUnits(a: string, b: string): number {
-  if (a === b) return 0;
-  const length = Math.min(a.length, b.length);
-  for (let index = 0; index < length; index++) {
-    const difference = a.charCodeAt(index) - b.charCodeAt(index);
-    if (difference !== 0) return difference;
-  }
-  return a.length - b.length;
+  return a === b ? 0 : a < b ? -1 : 1;
 }
 
 /**
