@@ -45,6 +45,7 @@ describe('policygen bench --pipeline (small)', () => {
     expect(steady.lagMs.count + steady.withoutBundleChange).toBe(20);
     expect(steady.nodeChanges).toBeGreaterThanOrEqual(steady.lagMs.count);
     expect(steady.drainedSeconds).toBeGreaterThanOrEqual(0);
+    expect(steady.committedPerSecond).toBeGreaterThan(0);
   });
 
   it('ends with every relay serving exactly the bundles the engine computes', () => {

@@ -63,6 +63,7 @@ interface CommitRecord {
   readonly error?: string;
   readonly revision: number;
   readonly committedAt: number;
+  readonly sentAt: number;
   readonly answeredAt: number;
   readonly commitMs: number;
 }
@@ -221,6 +222,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const records = await steadyLoad(config.url, plan.changes, options, progress, check);
     const answered = records.filter((record) => record.ok);
     const loadStoppedAt = Math.max(...records.map((record) => record.answeredAt));
+    const loadStartedAt = Math.min(...records.map((record) => record.sentAt));
     const tracked = answered
       .map((record) => ({ record, nodes: changedByPlan[record.change.index] ?? [] }))
       .filter((change) => change.nodes.length > 0);
@@ -337,6 +339,8 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         backlogAtStop: stages.filter((stage) => stage.onRelay > loadStoppedAt).length,
         drainedSeconds: (lastOnRelay - loadStoppedAt) / 1000,
         committedInOrder,
+        committedPerSecond:
+          Math.round((answered.length / Math.max(0.001, (loadStoppedAt - loadStartedAt) / 1000)) * 10) / 10,
       },
       verification: {
         nodesCompared: finalHashes.size,
@@ -454,6 +458,7 @@ async function steadyLoad(
 }
 
 async function commit(configUrl: string, change: PlannedChange): Promise<CommitRecord> {
+  const sentAt = Date.now();
   const began = performance.now();
   try {
     const answer = await postJson(`${configUrl}/api/v1/changes`, change.changeSet);
@@ -463,6 +468,7 @@ async function commit(configUrl: string, change: PlannedChange): Promise<CommitR
       ok: true,
       revision: answer.revision,
       committedAt: Date.parse(answer.committedAt),
+      sentAt,
       answeredAt: Date.now(),
       commitMs,
     };
@@ -473,6 +479,7 @@ async function commit(configUrl: string, change: PlannedChange): Promise<CommitR
       error: (error as Error).message,
       revision: -1,
       committedAt: 0,
+      sentAt,
       answeredAt: Date.now(),
       commitMs: performance.now() - began,
     };

@@ -62,6 +62,8 @@ export interface PipelineReport {
     readonly drainedSeconds: number;
     /** Did the change sets commit in the order they were sent? */
     readonly committedInOrder: boolean;
+    /** Commits answered per second, from the first request to the last answer: below the rate, the config API fell behind. */
+    readonly committedPerSecond: number;
   };
   readonly verification: {
     /** Nodes whose latest confirmed bundle on the relay was compared with the engine's final hash. */
@@ -125,7 +127,7 @@ export function formatPipelineTable(report: PipelineReport): string {
       `(${report.import.nodesPerSecond.toFixed(0)} nodes/s; commit ${ms(report.import.commitMs)} ms; ${report.import.hashMismatches} hash mismatches)`,
     `steady: ${steady.rate} change sets/s for ${steady.seconds} s: ${steady.committed} committed (${steady.failedCommits} failed), ` +
       `${steady.byKind['node-property']} node / ${steady.byKind['directive-parameter']} directive / ${steady.byKind['group-property']} group, ` +
-      `${steady.nodeChanges} node changes; backlog at stop ${steady.backlogAtStop}, drained ${steady.drainedSeconds.toFixed(1)} s after`,
+      `${steady.nodeChanges} node changes, ${steady.committedPerSecond} commits/s answered; backlog at stop ${steady.backlogAtStop}, drained ${steady.drainedSeconds.toFixed(1)} s after`,
     '',
     ...table(
       ['per change set (ms)', 'count', 'p50', 'p95', 'p99', 'max'],
