@@ -41,7 +41,10 @@ describe('MemoryBundleCache, beyond the contract', () => {
     const cache = new MemoryBundleCache();
     const written = record('n1', 1);
     await cache.recordBundles([written]);
-    (written.files as { path: string }[]).push({ path: 'changed after the write' });
+    (written.files as unknown as { path: string; sha256: string }[]).push({
+      path: 'changed',
+      sha256: 'b'.repeat(64),
+    });
     const read = await cache.nodeBundle('n1');
     (read?.files as unknown[]).splice(0, 1);
     const hashes = await cache.nodeHashes();
