@@ -27,8 +27,10 @@ export class FleetValidationError extends Error {
 
 /** The message of anything thrown, without its stack. */
 export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  if (!(error instanceof Error)) return String(error);
+  const message = error.message || error.name;
+  // `fetch failed` alone says nothing: its cause says what (a refused or dropped connection).
+  return error.cause instanceof Error ? `${message}: ${messageOf(error.cause)}` : message;
 }
 
 /** A file system error in a few words (`no such file or directory`), without the path or syscall. */

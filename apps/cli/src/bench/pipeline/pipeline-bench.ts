@@ -289,7 +289,10 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     });
     const freshSeconds = (Date.now() - freshStarted) / 1000;
     progress.end();
-    const requests = parentRequests(await (await fetch(`${fresh.url}/metrics`)).text(), finalHashes.size);
+    const requests = parentRequests(
+      await (await idempotentFetch(`${fresh.url}/metrics`)).text(),
+      finalHashes.size,
+    );
     httpMismatches += await servedMismatches(fresh.url, sample, tokens, finalHashes);
     markPhase('end');
 
@@ -497,9 +500,23 @@ async function postJson(url: string, body: unknown): Promise<{ revision: number;
   return JSON.parse(text) as { revision: number; committedAt: string };
 }
 
+/**
+ * `fetch` for requests that may be sent twice (reads, a node's token), sent once more when the
+ * connection dropped before any answer: an idle keep-alive connection that the server closed while
+ * this process was computing (the engine's replay of a large fleet) is reused at first.
+ */
+async function idempotentFetch(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return fetch(url, init);
+  }
+}
+
 async function health(url: string): Promise<Record<string, unknown>> {
   try {
-    const response = await fetch(`${url}/health`);
+    const response = await idempotentFetch(`${url}/health`);
     return (await response.json()) as Record<string, unknown>;
   } catch {
     return {};
@@ -516,7 +533,7 @@ function sampleOf(nodeIds: readonly string[], count: number): string[] {
 async function nodeTokens(configUrl: string, nodeIds: readonly string[]): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   for (const nodeId of nodeIds) {
-    const response = await fetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
+    const response = await idempotentFetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
       method: 'POST',
     });
     if (!response.ok)
@@ -535,7 +552,7 @@ async function servedMismatches(
 ): Promise<number> {
   let mismatches = 0;
   for (const nodeId of nodeIds) {
-    const response = await fetch(`${relayUrl}/nodes/${encodeURIComponent(nodeId)}/policies`, {
+    const response = await idempotentFetch(`${relayUrl}/nodes/${encodeURIComponent(nodeId)}/policies`, {
       headers: { accept: 'application/json', authorization: `Bearer ${tokens.get(nodeId) ?? ''}` },
     });
     await response.arrayBuffer();
