@@ -7,7 +7,7 @@ import type {
   NodeResult,
   Regeneration,
 } from '@policygen/engine';
-import type { GenerationPool } from './pool';
+import type { GenerationPool, RegenerationEntry } from './pool';
 import { decodeMemberships, membershipCodec } from './protocol';
 
 export interface ParallelRegenerateOptions {
@@ -30,23 +30,32 @@ export interface ParallelRegenerateOptions {
  * pool), and the engine must not move while this runs: if it does, the call rejects and the nodes
  * not committed yet stay pending.
  */
+/** The engine's pending nodes, each with the inputsKey of what it holds; the pool must be at its revision. */
+function pendingEntries(
+  engine: GenerationEngine,
+  pool: GenerationPool,
+): { candidates: string[]; entries: RegenerationEntry[] } {
+  if (pool.revision !== engine.revision) {
+    throw new Error(
+      `the generation pool is at revision ${pool.revision}, the engine at ${engine.revision}: ` +
+        'replay every change set the engine applies on the pool (pool.applyValid)',
+    );
+  }
+  const candidates = engine.pendingNodes();
+  const entries = candidates.map((nodeId): RegenerationEntry => {
+    const heldKey = engine.result(nodeId)?.inputsKey;
+    return heldKey === undefined ? { nodeId } : { nodeId, heldKey };
+  });
+  return { candidates, entries };
+}
+
 export async function regenerateInParallel(
   engine: GenerationEngine,
   pool: GenerationPool,
   options: ParallelRegenerateOptions = {},
 ): Promise<Regeneration> {
   const revision = engine.revision;
-  if (pool.revision !== revision) {
-    throw new Error(
-      `the generation pool is at revision ${pool.revision}, the engine at ${revision}: ` +
-        'replay every change set the engine applies on the pool (pool.applyValid)',
-    );
-  }
-  const candidates = engine.pendingNodes();
-  const entries = candidates.map((nodeId) => {
-    const heldKey = engine.result(nodeId)?.inputsKey;
-    return heldKey === undefined ? { nodeId } : { nodeId, heldKey };
-  });
+  const { candidates, entries } = pendingEntries(engine, pool);
 
   const changed: string[] = [];
   let skipped = 0;
@@ -129,17 +138,7 @@ export async function regenerateOutcomesInParallel(
   options: ParallelOutcomesOptions,
 ): Promise<Regeneration> {
   const revision = engine.revision;
-  if (pool.revision !== revision) {
-    throw new Error(
-      `the generation pool is at revision ${pool.revision}, the engine at ${revision}: ` +
-        'replay every change set the engine applies on the pool (pool.applyValid)',
-    );
-  }
-  const candidates = engine.pendingNodes();
-  const entries = candidates.map((nodeId) => {
-    const heldKey = engine.result(nodeId)?.inputsKey;
-    return heldKey === undefined ? { nodeId } : { nodeId, heldKey };
-  });
+  const { candidates, entries } = pendingEntries(engine, pool);
   const changed: string[] = [];
   let skipped = 0;
   await pool.regenerateInChunks(
