@@ -73,8 +73,8 @@ export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise
         `-Dlog4j.configuration=file:${log4jProperties}`,
         'kafka.tools.StorageTool',
         'format',
-        '-t',
-        clusterId,
+        // Attached to its option: an id that starts with '-' (1 in 64) would be read as an option.
+        `--cluster-id=${clusterId}`,
         '-c',
         serverProperties,
         '--ignore-formatted',
