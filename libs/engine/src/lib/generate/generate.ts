@@ -84,13 +84,15 @@ export interface BundleParts {
   readonly policies: readonly ManifestPolicy[];
   readonly properties: JsonObject;
   readonly files: readonly BundleFile[];
+  /** The bundle hash of `files`, when the caller has it already (it is computed otherwise). */
+  readonly hash?: string | null;
 }
 
 /** The bundle with its manifest (outputs.md); the hash covers every file but manifest and timestamp. */
 export function assembleBundle(parts: BundleParts, options: GenerateOptions): NodeBundle {
   const ok = parts.status === 'ok';
   const files = [...parts.files].sort(byPath);
-  const hash = ok ? bundleHash(files) : null;
+  const hash = ok ? (parts.hash ?? bundleHash(files)) : null;
   const manifest: PolicyManifest = {
     schemaVersion: 1,
     nodeId: parts.nodeId,

@@ -346,12 +346,13 @@ export class NodeGenerator {
     }
     const result: NodeResult = { nodeId, status, errors, hash, inputsKey, policies: plan.policies.length };
     if (!options.materialise) return { result };
+    // The digests are known: the contents are made again, not hashed again.
     const files =
       status === 'ok'
         ? [
             LIBRARY_FILE,
-            bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node)),
-            bundleFile(PROPERTIES_FILE, propertiesFileOf(properties)),
+            { ...own.system, content: renderSystemBundles(node) },
+            { ...this.propertiesDigest(own, levels, properties), content: propertiesFileOf(properties) },
             ...planFiles(plan),
             ...(policyFiles as BundleFile[]),
             bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
@@ -369,6 +370,7 @@ export class NodeGenerator {
         )),
         properties,
         files,
+        hash,
       },
       options,
     );
@@ -596,8 +598,8 @@ function shapeOf(policy: FormedPolicy): PolicyShape {
 function planFiles(plan: NodePlan): BundleFile[] {
   const planShapes = plan.policies.map((planned) => shapeOf(planned.policy));
   return [
-    bundleFile(PROMISES_FILE, quotedPromisesCfOf(planShapes)),
-    bundleFile(DIRECTIVES_CSV_FILE, planShapes.map((shape) => shape.csv).join('')),
+    { ...plan.promises, content: quotedPromisesCfOf(planShapes) },
+    { ...plan.csv, content: planShapes.map((shape) => shape.csv).join('') },
   ];
 }
 

@@ -11,12 +11,14 @@ import type {
 } from '../model/fleet';
 import type { Json } from '../model/json';
 import { canonicalJson, isJsonObject } from '../model/json';
+import { valueAtPath } from '../targeting/criteria';
 import { compareCodeUnits } from '../text/compare';
 import type { ParsedChangeSet } from './change-set';
 import { relationshipKey } from './change-set';
 import type { MembershipContext } from './membership';
 import {
   computeAncestors,
+  criteriaList,
   evaluateMembers,
   groupEvaluationOrder,
   isMember,
@@ -120,6 +122,8 @@ export class FleetIndex implements CompiledFleet {
   private readonly directivesOfTechnique = new Map<string, Set<string>>();
   private readonly rulesOfGroup = new Map<string, Set<string>>();
   private readonly dependentGroups = new Map<string, Set<string>>();
+  /** `f:<fact path>` or `p:<property path>` → the groups whose criteria read it. */
+  private readonly groupsReading = new Map<string, Set<string>>();
   private groupOrder: string[] = [];
   private sortedNodeIds: string[] | undefined;
   private readonly values = new ValueIndex(this.nodes);
@@ -309,9 +313,11 @@ export class FleetIndex implements CompiledFleet {
 
     // Nodes: facts and properties decide memberships; id, hostname, server, state and properties the output.
     const evaluatedNodes: FleetNode[] = [];
+    const previousNodes = new Map<string, FleetNode>();
     for (const nodeId of change.delete.nodes) this.removeNode(nodeId, removed);
     for (const node of change.upsert.nodes) {
       const before = this.nodes.get(node.id);
+      if (before) previousNodes.set(node.id, before);
       if (before) this.values.nodeRemoved(before);
       else {
         this.groupsOfNode.set(node.id, []);
@@ -372,8 +378,14 @@ export class FleetIndex implements CompiledFleet {
           groupsWithChangedMembers.add(groupId);
       }
     }
+    // A node already known can change membership only of the groups reading a value of it that
+    // changed, and of the groups naming those: the others keep it as they had it.
+    const membershipsMoved = new Set<string>();
     for (const node of evaluatedNodes) {
+      const before = previousNodes.get(node.id);
+      const toTest = before ? this.groupsReadingChanges(before, node) : undefined;
       for (const groupId of this.groupOrder) {
+        if (toTest && !toTest.has(groupId)) continue;
         const group = this.groups.get(groupId) as Group;
         const members = this.members.get(groupId) as Set<string>;
         const member = isMember(group, node, this.membership);
@@ -385,6 +397,8 @@ export class FleetIndex implements CompiledFleet {
           members.delete(node.id);
           removeSorted(this.groupsOfNode.get(node.id) as string[], groupId);
         }
+        membershipsMoved.add(node.id);
+        if (toTest) for (const dependent of this.dependentGroups.get(groupId) ?? []) toTest.add(dependent);
         if (givesProperties(group)) affected.add(node.id);
       }
     }
@@ -398,6 +412,9 @@ export class FleetIndex implements CompiledFleet {
         if (rulesToEvaluate.has(ruleId) || this.inactiveRules.has(ruleId)) continue;
         const targets = this.ruleTargets.get(ruleId) as Set<string>;
         for (const node of evaluatedNodes) {
+          // Targets read a node's groups, its id and its policy server: when those stayed, so does the rule.
+          const before = previousNodes.get(node.id);
+          if (before && !membershipsMoved.has(node.id) && before.policyServer === node.policyServer) continue;
           const selected = targetSelects(rule.targets, node, this.targetContext);
           if (selected === targets.has(node.id)) continue;
           if (selected) {
@@ -604,8 +621,31 @@ export class FleetIndex implements CompiledFleet {
     this.groupOrder = groupEvaluationOrder(this.groups);
     this.ancestors = computeAncestors(this.groups);
     this.dependentGroups.clear();
-    for (const [groupId, group] of this.groups)
+    this.groupsReading.clear();
+    for (const [groupId, group] of this.groups) {
       for (const reference of referencedGroups(group)) addTo(this.dependentGroups, reference, groupId);
+      for (const criterion of criteriaList(group)) {
+        if ('fact' in criterion) addTo(this.groupsReading, `f:${criterion.fact}`, groupId);
+        else if ('property' in criterion) addTo(this.groupsReading, `p:${criterion.property}`, groupId);
+      }
+    }
+  }
+
+  /** The groups whose criteria read a fact or property path where two versions of a node differ. */
+  private groupsReadingChanges(before: FleetNode, after: FleetNode): Set<string> {
+    const groups = new Set<string>();
+    const factsSame = before.facts === after.facts;
+    const propertiesSame = before.properties === after.properties;
+    for (const [key, readers] of this.groupsReading) {
+      const fact = key.startsWith('f:');
+      if (fact ? factsSame : propertiesSame) continue;
+      const path = key.slice(2);
+      const [was, is] = fact
+        ? [valueAtPath(before.facts, path), valueAtPath(after.facts, path)]
+        : [valueAtPath(before.properties, path), valueAtPath(after.properties, path)];
+      if (!sameJson(was, is)) for (const groupId of readers) groups.add(groupId);
+    }
+    return groups;
   }
 
   private dependentClosure(groupIds: Iterable<string>): Set<string> {
@@ -687,6 +727,12 @@ function addTo(map: Map<string, Set<string>>, key: string, value: string): void 
 }
 
 /** A group whose membership shows in its members' bundles through its properties. */
+function sameJson(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || typeof a !== 'object' || typeof b !== 'object') return false;
+  return canonicalJson(a) === canonicalJson(b);
+}
+
 function givesProperties(group: Group | undefined): boolean {
   return group !== undefined && group.enabled && Object.keys(group.properties).length > 0;
 }
