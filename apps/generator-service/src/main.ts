@@ -20,6 +20,7 @@ const environment = z.object({
   POLICYGEN_REDIS_PREFIX: z.string().default('policygen:'),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
   POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
+  POLICYGEN_CACHE_BLOB_GRACE_MS: z.coerce.number().int().min(1_000).optional(),
 });
 
 async function main(): Promise<void> {
@@ -46,6 +47,9 @@ async function main(): Promise<void> {
     ...(env.POLICYGEN_SESSION_TIMEOUT_MS === undefined
       ? {}
       : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
+    ...(env.POLICYGEN_CACHE_BLOB_GRACE_MS === undefined
+      ? {}
+      : { cacheBlobGraceMs: env.POLICYGEN_CACHE_BLOB_GRACE_MS }),
   });
   // Idle connections outlive the clients' own keep-alive (Node's 5 s would close one under a
   // client about to reuse it: "other side closed").

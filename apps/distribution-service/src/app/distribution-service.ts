@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import {
   BLOB_DIRECTORY,
@@ -18,7 +18,7 @@ import {
   METRICS_REGISTRY,
   MetricsController,
 } from '@policygen/distribution';
-import type { TopicNames } from '@policygen/events';
+import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport } from '@policygen/messaging';
@@ -73,6 +73,8 @@ export async function startDistributionService(
       { name: topics.nodeBundles, partitions: options.partitions },
       { name: `${topics.nodeBundles}.dlq`, partitions: 1 },
       { name: topics.distributionEvents, partitions: options.partitions },
+      // Where bundles the cache cannot complete are asked for again (the generator's topic).
+      { name: topics.generationRequests, partitions: options.partitions },
     ]);
   } finally {
     await admin.close();
@@ -82,6 +84,11 @@ export async function startDistributionService(
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const incompleteBundles = new Counter({
+    name: 'policygen_distribution_bundles_incomplete_total',
+    help: 'Bundles left out because the cache no longer held some of their files (their nodes are asked for again)',
+    registers: [registry],
+  });
   const distributor = new Distributor({
     log,
     blobs,
@@ -89,6 +96,21 @@ export async function startDistributionService(
     snapshots: options.snapshots,
     logger,
     tokenSecret: options.tokenSecret,
+    onMissingBlobs: async (bundles) => {
+      incompleteBundles.inc(bundles.length);
+      await producer.send(
+        topics.generationRequests,
+        bundles.map(({ nodeId, revision }) => ({
+          key: nodeId,
+          value: JSON.stringify({
+            schemaVersion: 1,
+            type: 'generation.request',
+            nodeId,
+            revision,
+          } satisfies GenerationRequest),
+        })),
+      );
+    },
   });
   await distributor.start();
 

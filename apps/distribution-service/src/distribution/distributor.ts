@@ -17,6 +17,11 @@ export interface DistributorOptions {
   readonly tokenSecret: string | null;
   /** How long a snapshot older than the change log is asked for again (default 30 s). */
   readonly snapshotPatienceMs?: number;
+  /**
+   * Told of bundles left out because the cache no longer holds some of their files (a newer
+   * bundle replaced them long ago, or the cache was flushed): their nodes should be generated again.
+   */
+  readonly onMissingBlobs?: (bundles: readonly { nodeId: string; revision: number }[]) => Promise<void>;
 }
 
 /** A node.bundle event and when it was produced (the generator's stamp, else the message's). */
@@ -97,11 +102,12 @@ export class Distributor {
     // Events of one node arrive in order (keyed by node id): its last one is its state.
     const latest = new Map<string, ReceivedBundleEvent>();
     for (const item of received) latest.set(item.event.nodeId, item);
-    await this.storeBlobs([...latest.values()].map(({ event }) => event));
+    const incomplete = await this.storeBlobs([...latest.values()].map(({ event }) => event));
     // The entries are flushed before the offsets are committed; the blobs they name before them.
     this.options.blobs.sync();
     const entries: UnnumberedEntry[] = [];
     for (const { event, receivedAt } of latest.values()) {
+      if (incomplete.has(event.nodeId)) continue;
       const entry =
         event.type === 'node.deleted'
           ? this.ledger.bundleRemoved(event.nodeId, event.revision)
@@ -152,7 +158,12 @@ export class Distributor {
    * The contents the root does not hold yet, from the generator's cache in batches of one round
    * trip each; a manifest embedded in an event of an older log is rendered here.
    */
-  private async storeBlobs(events: readonly NodeBundleEvent[]): Promise<void> {
+  /**
+   * Copies the files the blob directory lacks from the cache. A bundle whose files the cache no
+   * longer has cannot be served: it is left out (its node keeps the bundle it has) and reported,
+   * so one such event never holds up the others. Resolves with the nodes left out.
+   */
+  private async storeBlobs(events: readonly NodeBundleEvent[]): Promise<Set<string>> {
     const missing = new Set<string>();
     for (const event of events) {
       if (event.type !== 'node.bundle') continue;
@@ -165,18 +176,37 @@ export class Distributor {
       }
     }
     const digests = [...missing];
+    const absent = new Set<string>();
     for (let start = 0; start < digests.length; start += CACHE_BATCH) {
       const batch = digests.slice(start, start + CACHE_BATCH);
       const contents = await this.options.cache.getBlobs(batch);
-      await this.options.blobs.writeMany(
-        batch.map((digest, index) => {
-          const content = contents[index];
-          if (content === null || content === undefined)
-            throw new Error(`blob ${digest} is not in the generator's cache`);
-          return { sha256: digest, content };
-        }),
+      const found: { sha256: string; content: string }[] = [];
+      batch.forEach((digest, index) => {
+        const content = contents[index];
+        if (content === null || content === undefined) absent.add(digest);
+        else found.push({ sha256: digest, content });
+      });
+      await this.options.blobs.writeMany(found);
+    }
+    const incomplete = events.filter(
+      (event): event is BundleEvent =>
+        event.type === 'node.bundle' &&
+        [...event.files, manifestFileOf(event)].some((file) => absent.has(file.sha256)),
+    );
+    if (incomplete.length > 0) {
+      this.options.logger.warn(
+        {
+          nodes: incomplete.slice(0, 10).map((event) => `${event.nodeId}@${event.revision}`),
+          count: incomplete.length,
+          missingBlobs: absent.size,
+        },
+        'bundles left out: the cache no longer holds some of their files; asking for them again',
+      );
+      await this.options.onMissingBlobs?.(
+        incomplete.map((event) => ({ nodeId: event.nodeId, revision: event.revision })),
       );
     }
+    return new Set(incomplete.map((event) => event.nodeId));
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

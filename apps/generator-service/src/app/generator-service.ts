@@ -11,7 +11,8 @@ import { TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
 import { METRICS_REGISTRY, MetricsController } from '@policygen/distribution';
-import { BundlePublisher } from '../generation/bundle-publisher';
+import { BundlePublisher, DEFAULT_CACHE_BLOB_GRACE_MS } from '../generation/bundle-publisher';
+import { CacheBlobCollector } from '../generation/cache-blob-collector';
 import { GenerationLoop } from '../generation/generation-loop';
 import { GeneratorMetrics } from '../generation/generator-metrics';
 import type { SnapshotSource } from '@policygen/store';
@@ -31,6 +32,8 @@ export interface GeneratorServiceOptions {
   readonly partitions: number;
   readonly sessionTimeoutMs?: number;
   readonly sliceSize?: number;
+  /** How long the cache keeps a blob no bundle names before collecting it (default 1 h). */
+  readonly cacheBlobGraceMs?: number;
   /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
   readonly defaultMetrics?: boolean;
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
@@ -69,10 +72,17 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const metrics = new GeneratorMetrics(registry);
+  const cacheBlobGraceMs = options.cacheBlobGraceMs ?? DEFAULT_CACHE_BLOB_GRACE_MS;
+  const collector = new CacheBlobCollector({
+    cache: options.cache,
+    graceMs: cacheBlobGraceMs,
+    registry,
+    logger,
+  });
   const loop = new GenerationLoop({
     snapshots: options.snapshots,
     cache: options.cache,
-    publisher: new BundlePublisher(options.cache, producer, topics, metrics),
+    publisher: new BundlePublisher(options.cache, producer, topics, metrics, cacheBlobGraceMs),
     logger,
     onFailure: (retriable, consecutive) => metrics.cycleFailed(retriable, consecutive),
     onRecovery: () => metrics.cycleSucceeded(),
@@ -115,12 +125,14 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   );
   app.connectMicroservice({ strategy: transport });
   loop.start();
+  collector.start();
   await app.startAllMicroservices();
   await app.init();
   return {
     app,
     loop,
     async stop() {
+      await collector.stop();
       await app.close();
       await loop.stop();
       await producer.close();

@@ -7,6 +7,9 @@ import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
 import type { NodeOutcome } from './node-outcome';
 
+/** How long the cache keeps a blob no bundle names (the generator's default). */
+export const DEFAULT_CACHE_BLOB_GRACE_MS = 3_600_000;
+
 /** The error of a node whose bundle event the bus refused as too large: it keeps its last bundle. */
 export const BUNDLE_TOO_LARGE = 'BUNDLE_TOO_LARGE';
 
@@ -42,15 +45,21 @@ const SILENT: PublisherObserver = { bundlesPublished: () => undefined, bundlesTo
  * A bundle whose event the bus refuses as too large fails that node alone.
  */
 export class BundlePublisher {
-  /** Digests known to be in the cache: their contents need not travel again. */
-  private readonly storedBlobs = new LRUCache<string, true>({ max: 500_000 });
+  /**
+   * Digests known to be in the cache: their contents need not travel again. Remembered for less
+   * than the cache's grace period, so a blob skipped here cannot have been collected meanwhile.
+   */
+  private readonly storedBlobs: LRUCache<string, true>;
 
   constructor(
     private readonly cache: BundleCache,
     private readonly producer: MessageProducer,
     private readonly topics: TopicNames,
     private readonly observer: PublisherObserver = SILENT,
-  ) {}
+    cacheBlobGraceMs = DEFAULT_CACHE_BLOB_GRACE_MS,
+  ) {
+    this.storedBlobs = new LRUCache({ max: 500_000, ttl: Math.max(1, Math.floor(cacheBlobGraceMs / 2)) });
+  }
 
   /** After a flush, nothing may be assumed stored. */
   forgetStoredBlobs(): void {
@@ -107,7 +116,8 @@ export class BundlePublisher {
       }
     }
 
-    summary.blobsStored = await this.storeBlobs(bundles);
+    const forced = new Set(outcomes.filter((outcome) => outcome.forced).map((outcome) => outcome.nodeId));
+    summary.blobsStored = await this.storeBlobs(bundles, forced);
     const records = await this.sendBundles(
       bundles.map((bundle) => recordOf(bundle, stamp)),
       (nodeId, error) => {
@@ -181,11 +191,14 @@ export class BundlePublisher {
     return nodeIds.length;
   }
 
-  private async storeBlobs(bundles: readonly NodeBundle[]): Promise<number> {
+  /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
+  private async storeBlobs(bundles: readonly NodeBundle[], forced: ReadonlySet<string>): Promise<number> {
     const fresh = new Map<string, string>();
-    for (const bundle of bundles)
+    for (const bundle of bundles) {
+      const all = forced.has(bundle.nodeId);
       for (const file of bundle.files)
-        if (!this.storedBlobs.has(file.sha256)) fresh.set(file.sha256, file.content);
+        if (all || !this.storedBlobs.has(file.sha256)) fresh.set(file.sha256, file.content);
+    }
     const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
     // A node's manifest is its own (its id, its time): never met again, not worth remembering.
     for (const bundle of bundles)

@@ -145,6 +145,52 @@ export function describeBundleCacheContract(
       );
     });
 
+    it('collects the blobs no record names once their grace has passed, and only those', async () => {
+      const digest = (letter: string): string => letter.repeat(64);
+      const bundle = (
+        nodeId: string,
+        revision: number,
+        files: string[],
+        manifest: string,
+      ): NodeBundleRecord => ({
+        ...record(nodeId, revision, '1'),
+        files: files.map((letter, index) => ({ path: `f${index}`, sha256: digest(letter) })),
+        manifestSha256: digest(manifest),
+      });
+      const later = (): number => Date.now() + 60_000;
+      await cache.putBlobs(
+        ['a', 'b', 'c', 'm', 'n', 'x'].map((letter) => ({ sha256: digest(letter), content: letter })),
+      );
+      // Within the grace period, nothing goes, named or not.
+      expect(await cache.collectBlobs({ unreferencedBefore: Date.now() - 60_000 })).toBe(0);
+      await cache.recordBundles([bundle('n1', 1, ['a', 'b'], 'm'), bundle('n2', 1, ['b', 'c'], 'n')]);
+      // `x` was put and never named.
+      expect(await cache.collectBlobs({ unreferencedBefore: later() })).toBe(1);
+      expect(await cache.getBlob(digest('x'))).toBeNull();
+      // n1 moves on: `a` and `m` are named no more; `b` still is, by n2.
+      await cache.putBlobs([{ sha256: digest('o'), content: 'o' }]);
+      await cache.recordBundles([bundle('n1', 2, ['b'], 'o')]);
+      expect(await cache.collectBlobs({ unreferencedBefore: later() })).toBe(2);
+      expect(await cache.getBlobs(['a', 'm', 'b', 'o', 'c', 'n'].map(digest))).toEqual([
+        null,
+        null,
+        'b',
+        'o',
+        'c',
+        'n',
+      ]);
+      // A stale record does not name anything, and a removal lets go of what the node named.
+      await cache.recordBundles([bundle('n1', 1, ['c'], 'x')]);
+      await cache.removeNodes([{ nodeId: 'n2', revision: 3 }]);
+      // Put again (a generator about to name it): it stays its grace period.
+      await cache.putBlobs([{ sha256: digest('n'), content: 'n' }]);
+      expect(await cache.collectBlobs({ unreferencedBefore: Date.now() - 60_000 })).toBe(0);
+      expect(await cache.collectBlobs({ unreferencedBefore: later(), limit: 1 })).toBe(1);
+      expect(await cache.collectBlobs({ unreferencedBefore: later() })).toBe(1);
+      expect(await cache.getBlobs(['b', 'c', 'n', 'o'].map(digest))).toEqual(['b', null, null, 'o']);
+      expect(await cache.collectBlobs({ unreferencedBefore: later() })).toBe(0);
+    });
+
     it('says the cache is fresh once, until it is flushed', async () => {
       expect(await cache.claimFreshness()).toBe(true);
       expect(await cache.claimFreshness()).toBe(false);

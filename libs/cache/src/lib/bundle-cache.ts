@@ -42,6 +42,14 @@ export interface BundleCache {
   /** The hash of every node served (or of the nodes named), by node id; absent when none. */
   nodeHashes(nodeIds?: readonly string[]): Promise<Map<string, NodeHashEntry>>;
   /**
+   * Deletes blobs that no node's record names and that nobody put since `unreferencedBefore` (epoch
+   * ms), at most `limit` of them (default 10,000); resolves with how many went (fewer than `limit`:
+   * nothing more is due). A blob is referenced
+   * from the moment a record naming it is written until the last such record is replaced or
+   * removed; a put counts as a use, so a blob put for a record not written yet stays until then.
+   */
+  collectBlobs(options: { readonly unreferencedBefore: number; readonly limit?: number }): Promise<number>;
+  /**
    * Sets the marker that this cache has been filled, if it is missing; true when it was missing,
    * i.e. the cache is new or was flushed and every bundle must be written again.
    */

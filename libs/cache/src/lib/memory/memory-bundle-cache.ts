@@ -22,13 +22,33 @@ export class MemoryBundleStore {
   /** Node id → hash entry of every node served, in the order they were first served. */
   readonly index = new Map<string, NodeHashEntry>();
   filledAt: string | null = null;
+  /** Digest → how many node records name it. */
+  readonly references = new Map<string, number>();
+  /** Digest → when it was last put or lost its last reference (epoch ms). */
+  readonly free = new Map<string, number>();
 
   /** Forgets everything, as FLUSHALL does to a Redis. */
   flush(): void {
     this.blobs.clear();
     this.nodes.clear();
     this.index.clear();
+    this.references.clear();
+    this.free.clear();
     this.filledAt = null;
+  }
+
+  /** Moves the references of a node from the digests its record named to those its new one names. */
+  rereference(before: NodeEntry | undefined, after: NodeEntry | undefined, now: number): void {
+    const was = digestsOf(before);
+    const is = digestsOf(after);
+    for (const digest of is)
+      if (!was.has(digest)) this.references.set(digest, (this.references.get(digest) ?? 0) + 1);
+    for (const digest of was) {
+      if (is.has(digest)) continue;
+      const left = (this.references.get(digest) ?? 0) - 1;
+      this.references.set(digest, left);
+      if (left <= 0) this.free.set(digest, now);
+    }
   }
 }
 
@@ -54,7 +74,9 @@ export class MemoryBundleCache implements BundleCache {
   async putBlobs(blobs: readonly Blob[]): Promise<number> {
     const store = this.open();
     let added = 0;
+    const now = Date.now();
     for (const blob of blobs) {
+      store.free.set(blob.sha256, now);
       if (store.blobs.has(blob.sha256)) continue;
       store.blobs.set(blob.sha256, blob.content);
       added++;
@@ -84,8 +106,10 @@ export class MemoryBundleCache implements BundleCache {
         manifestSha256: bundle.manifestSha256,
       },
     }));
+    const now = Date.now();
     return entries.map(({ nodeId, entry }) => {
       if (!movesForward(store, nodeId, entry.revision)) return false;
+      store.rereference(store.nodes.get(nodeId), entry, now);
       store.nodes.set(nodeId, entry);
       store.index.set(nodeId, { revision: entry.revision, hash: entry.hash });
       return true;
@@ -96,9 +120,12 @@ export class MemoryBundleCache implements BundleCache {
     nodes: readonly { readonly nodeId: string; readonly revision: number }[],
   ): Promise<boolean[]> {
     const store = this.open();
+    const now = Date.now();
     return nodes.map(({ nodeId, revision }) => {
       if (!movesForward(store, nodeId, revision)) return false;
-      store.nodes.set(nodeId, { revision, deleted: true });
+      const tombstone = { revision, deleted: true } as const;
+      store.rereference(store.nodes.get(nodeId), tombstone, now);
+      store.nodes.set(nodeId, tombstone);
       store.index.delete(nodeId);
       return true;
     });
@@ -127,6 +154,23 @@ export class MemoryBundleCache implements BundleCache {
     return hashes;
   }
 
+  async collectBlobs(options: {
+    readonly unreferencedBefore: number;
+    readonly limit?: number;
+  }): Promise<number> {
+    const store = this.open();
+    let collected = 0;
+    for (const [digest, since] of [...store.free]) {
+      if (collected >= (options.limit ?? 10_000)) break;
+      if (since >= options.unreferencedBefore) continue;
+      store.free.delete(digest);
+      if ((store.references.get(digest) ?? 0) > 0) continue;
+      store.references.delete(digest);
+      if (store.blobs.delete(digest)) collected++;
+    }
+    return collected;
+  }
+
   async claimFreshness(): Promise<boolean> {
     const store = this.open();
     if (store.filledAt !== null) return false;
@@ -143,6 +187,14 @@ export class MemoryBundleCache implements BundleCache {
     if (this.closed) throw new Error('the bundle cache is closed');
     return this.store;
   }
+}
+
+function digestsOf(entry: NodeEntry | undefined): Set<string> {
+  if (!entry || 'deleted' in entry) return new Set();
+  const files = JSON.parse(entry.files) as NodeBundleRecord['files'];
+  const digests = new Set(files.map((file) => file.sha256));
+  if (entry.manifestSha256) digests.add(entry.manifestSha256);
+  return digests;
 }
 
 /** A node's record or tombstone is replaced only by one at the same revision or a newer one. */

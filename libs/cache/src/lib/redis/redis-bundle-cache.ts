@@ -7,22 +7,73 @@ export interface RedisBundleCacheOptions {
   readonly prefix?: string;
 }
 
+/*
+ * Blob references: `blob-refs` counts, per digest, the node records naming it (records marked
+ * `counted`; older ones are left out, so their blobs are never collected); `blob-free` holds, per
+ * digest, when it was last put or last lost its last reference. The collector deletes what has sat
+ * in `blob-free` past the grace period and still has no reference.
+ */
+const REFERENCES = `
+local function digests(files, manifest)
+  local set = {}
+  if files then for _, file in ipairs(cjson.decode(files)) do set[file.sha256] = true end end
+  if manifest and manifest ~= '' then set[manifest] = true end
+  return set
+end
+local function held(key)
+  if redis.call('HGET', key, 'counted') ~= '1' then return {} end
+  local fields = redis.call('HMGET', key, 'files', 'manifestSha256')
+  return digests(fields[1], fields[2])
+end
+local function release(refs, free, now, before, after)
+  for digest in pairs(after) do
+    if not before[digest] then redis.call('HINCRBY', refs, digest, 1) end
+  end
+  for digest in pairs(before) do
+    if not after[digest] and redis.call('HINCRBY', refs, digest, -1) <= 0 then
+      redis.call('ZADD', free, now, digest)
+    end
+  end
+end
+`;
+
 // A node's record moves forward only; a removal leaves a tombstone with its revision for the same reason.
-const RECORD = `
-local held = redis.call('HGET', KEYS[1], 'revision')
-if held and tonumber(held) > tonumber(ARGV[1]) then return 0 end
+const RECORD = `${REFERENCES}
+local revision = redis.call('HGET', KEYS[1], 'revision')
+if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
+release(KEYS[3], KEYS[4], ARGV[7], held(KEYS[1]), digests(ARGV[4], ARGV[5]))
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifestSha256', ARGV[5])
+redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifestSha256', ARGV[5], 'counted', '1')
 redis.call('HSET', KEYS[2], ARGV[6], ARGV[1] .. ' ' .. ARGV[2])
 return 1`;
 
-const REMOVE = `
-local held = redis.call('HGET', KEYS[1], 'revision')
-if held and tonumber(held) > tonumber(ARGV[1]) then return 0 end
+const REMOVE = `${REFERENCES}
+local revision = redis.call('HGET', KEYS[1], 'revision')
+if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
+release(KEYS[3], KEYS[4], ARGV[3], held(KEYS[1]), {})
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'deleted', '1')
 redis.call('HDEL', KEYS[2], ARGV[2])
 return 1`;
+
+// KEYS: blob-refs, blob-free, then each candidate's blob key; ARGV: the cut-off, then each digest.
+const COLLECT = `
+local collected = 0
+for index = 2, #ARGV do
+  local digest = ARGV[index]
+  local since = redis.call('ZSCORE', KEYS[2], digest)
+  if since and tonumber(since) < tonumber(ARGV[1]) then
+    redis.call('ZREM', KEYS[2], digest)
+    if tonumber(redis.call('HGET', KEYS[1], digest) or '0') <= 0 then
+      redis.call('HDEL', KEYS[1], digest)
+      collected = collected + redis.call('DEL', KEYS[index + 1])
+    end
+  end
+end
+return collected`;
+
+/** Candidates looked at per call of the collecting script. */
+const COLLECT_BATCH = 500;
 
 type Client = ReturnType<typeof createClient>;
 
@@ -49,7 +100,12 @@ export class RedisBundleCache implements BundleCache {
   async putBlobs(blobs: readonly Blob[]): Promise<number> {
     if (blobs.length === 0) return 0;
     const multi = this.client.multi();
-    for (const blob of blobs) multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
+    const now = Date.now();
+    for (const blob of blobs) {
+      multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
+      // A put is a use: the blob stays a grace period even before a record names it.
+      multi.zAdd(this.freeKey(), { score: now, value: blob.sha256 });
+    }
     const replies = await multi.execAsPipeline();
     return replies.filter((reply: unknown) => reply === 'OK').length;
   }
@@ -66,9 +122,10 @@ export class RedisBundleCache implements BundleCache {
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     if (bundles.length === 0) return [];
     const multi = this.client.multi();
+    const now = Date.now();
     for (const bundle of bundles)
       multi.eval(RECORD, {
-        keys: [this.nodeKey(bundle.nodeId), this.indexKey()],
+        keys: [this.nodeKey(bundle.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
         arguments: [
           String(bundle.revision),
           bundle.hash,
@@ -76,6 +133,7 @@ export class RedisBundleCache implements BundleCache {
           JSON.stringify(bundle.files),
           bundle.manifestSha256,
           bundle.nodeId,
+          String(now),
         ],
       });
     const replies = await multi.execAsPipeline();
@@ -85,10 +143,11 @@ export class RedisBundleCache implements BundleCache {
   async removeNodes(nodes: readonly { nodeId: string; revision: number }[]): Promise<boolean[]> {
     if (nodes.length === 0) return [];
     const multi = this.client.multi();
+    const now = String(Date.now());
     for (const node of nodes)
       multi.eval(REMOVE, {
-        keys: [this.nodeKey(node.nodeId), this.indexKey()],
-        arguments: [String(node.revision), node.nodeId],
+        keys: [this.nodeKey(node.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
+        arguments: [String(node.revision), node.nodeId, now],
       });
     const replies = await multi.execAsPipeline();
     return replies.map((reply: unknown) => reply === 1);
@@ -124,6 +183,30 @@ export class RedisBundleCache implements BundleCache {
     return hashes;
   }
 
+  async collectBlobs(options: {
+    readonly unreferencedBefore: number;
+    readonly limit?: number;
+  }): Promise<number> {
+    const limit = options.limit ?? 10_000;
+    let collected = 0;
+    while (collected < limit) {
+      const candidates = await this.client.zRangeByScore(
+        this.freeKey(),
+        '-inf',
+        `(${options.unreferencedBefore}`,
+        { LIMIT: { offset: 0, count: Math.min(COLLECT_BATCH, limit - collected) } },
+      );
+      if (candidates.length === 0) break;
+      collected += Number(
+        await this.client.eval(COLLECT, {
+          keys: [this.refsKey(), this.freeKey(), ...candidates.map((digest) => this.blobKey(digest))],
+          arguments: [String(options.unreferencedBefore), ...candidates],
+        }),
+      );
+    }
+    return collected;
+  }
+
   async claimFreshness(): Promise<boolean> {
     const reply = await this.client.set(this.key('filled'), new Date().toISOString(), { NX: true });
     return reply === 'OK';
@@ -147,5 +230,13 @@ export class RedisBundleCache implements BundleCache {
 
   private indexKey(): string {
     return this.key('nodes');
+  }
+
+  private refsKey(): string {
+    return this.key('blob-refs');
+  }
+
+  private freeKey(): string {
+    return this.key('blob-free');
   }
 }

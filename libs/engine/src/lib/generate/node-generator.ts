@@ -38,7 +38,7 @@ import {
   resolveValues,
 } from './compute-node';
 import { assembleBundle, bundleFile, bundleHash, ignoredBundle, manifestPolicies } from './generate';
-import type { BundleFile, GenerateOptions, ManifestPolicy, NodeBundle, NodeError } from './types';
+import type { BundleFile, GenerateOptions, NodeBundle, NodeError } from './types';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
 export interface NodeResult {
@@ -88,8 +88,6 @@ interface NodePlan {
   /** Digests only: the contents are made again from the policies when a bundle is materialised. */
   readonly promises: FileDigest;
   readonly csv: FileDigest;
-  /** Built on first use: only materialised bundles need it. */
-  manifestPolicies?: readonly ManifestPolicy[];
 }
 
 /**
@@ -364,10 +362,11 @@ export class NodeGenerator {
         status,
         errors,
         ordering: mode,
-        policies: (plan.manifestPolicies ??= manifestPolicies(
+        // Made again each time: most plans serve one node, and kept they would outweigh the plan.
+        policies: manifestPolicies(
           plan.policies.map((planned) => planned.policy),
           plan.edges,
-        )),
+        ),
         properties,
         files,
         hash,

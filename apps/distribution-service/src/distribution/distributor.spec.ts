@@ -1,0 +1,82 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { MemoryBundleCache } from '@policygen/cache';
+import { BlobDirectory, FeedLog } from '@policygen/distribution';
+import { sha256, validateFleet } from '@policygen/engine';
+import type { NodeBundleEvent } from '@policygen/events';
+import { buildDemoFleetFile } from '@policygen/fleets';
+import { Distributor } from './distributor';
+
+describe('Distributor', () => {
+  let dir: string;
+  let log: FeedLog;
+  let blobs: BlobDirectory;
+  const cache = new MemoryBundleCache();
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'distributor-'));
+    log = await FeedLog.open(join(dir, 'feed.jsonl'));
+    blobs = await BlobDirectory.open(join(dir, 'blobs'));
+  });
+  afterEach(async () => {
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function bundleOf(nodeId: string, contents: readonly string[]): NodeBundleEvent {
+    const [manifest, ...files] = contents;
+    return {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId,
+      revision: 1,
+      committedAt: '2026-11-24T00:00:00.000Z',
+      generatedAt: '2026-11-24T00:00:01.000Z',
+      hash: `sha256:${sha256(contents.join(''))}`,
+      files: files.map((content, index) => ({ path: `rules/f${index}.cf`, sha256: sha256(content) })),
+      manifestSha256: sha256(manifest as string),
+    };
+  }
+
+  it('leaves out a bundle whose files the cache lost, serves the others, and asks for it again', async () => {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    const [first, second] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
+    if (!first || !second) throw new Error('the demo fleet has too few nodes on root');
+    const asked: { nodeId: string; revision: number }[] = [];
+    const distributor = new Distributor({
+      log,
+      blobs,
+      cache,
+      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+      onMissingBlobs: async (bundles) => {
+        asked.push(...bundles);
+      },
+    });
+    await distributor.start();
+    const whole = [`{"node":"${first.id}"}`, 'bundle common a {}', 'shared'];
+    const lacking = [`{"node":"${second.id}"}`, 'bundle common b {}', 'shared'];
+    await cache.putBlobs(
+      [...whole, ...lacking.slice(0, 1)].map((content) => ({ sha256: sha256(content), content })),
+    );
+
+    await distributor.bundles([
+      { event: bundleOf(first.id, whole), receivedAt: Date.now() },
+      { event: bundleOf(second.id, lacking), receivedAt: Date.now() },
+    ]);
+
+    expect(
+      log
+        .latest(first.id)
+        ?.bundle?.files.map((file) => file.sha256)
+        .sort(),
+    ).toEqual(whole.map(sha256).sort());
+    expect(log.latest(second.id)).toBeUndefined();
+    expect(asked).toEqual([{ nodeId: second.id, revision: 1 }]);
+    for (const content of whole) expect(blobs.has(sha256(content))).toBe(true);
+  });
+});
