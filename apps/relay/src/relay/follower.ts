@@ -11,6 +11,7 @@ import type {
 } from '@policygen/distribution';
 import { entryFor } from '@policygen/distribution';
 import type { ParentClient } from './parent-client';
+import { MissingBlobsError } from './parent-client';
 
 export interface FollowerOptions {
   readonly relayId: string;
@@ -56,11 +57,17 @@ export class Follower implements ConfirmationSink {
   private outbox: Confirmation[] = [];
   private flushing: Promise<void> | null = null;
   private readonly blobFetches: Counter;
+  private readonly entriesLeftOut: Counter;
 
   constructor(private readonly options: FollowerOptions) {
     this.blobFetches = new Counter({
       name: 'policygen_relay_blob_fetches_total',
       help: 'Blobs this relay fetched from its parent',
+      registers: [options.registry],
+    });
+    this.entriesLeftOut = new Counter({
+      name: 'policygen_relay_entries_left_out_total',
+      help: 'Feed entries skipped because the parent no longer held their files (the node keeps its bundle)',
       registers: [options.registry],
     });
   }
@@ -137,7 +144,11 @@ export class Follower implements ConfirmationSink {
     }
   }
 
-  /** One page: its missing blobs, then the entries appended at once, then its confirmations sent. */
+  /**
+   * One page: its missing blobs, then the entries appended at once, then its confirmations sent. A
+   * node whose files the parent no longer holds (an entry superseded long ago, whose blobs were
+   * collected) is left out of the page: it keeps the bundle it has until a later entry brings one.
+   */
   private async apply(page: FeedPage): Promise<void> {
     const { relayId, blobs, log } = this.options;
     const latest = new Map<string, FeedEntry>();
@@ -146,8 +157,25 @@ export class Follower implements ConfirmationSink {
     for (const entry of latest.values())
       if (entryFor(entry, relayId) === 'keep')
         for (const file of entry.bundle?.files ?? []) if (!blobs.has(file.sha256)) missing.add(file.sha256);
-    await this.fetchBlobs([...missing]);
-    await log.append(page.entries, page.next);
+    const absent = await this.fetchBlobs([...missing]);
+    let entries = page.entries;
+    if (absent.size > 0) {
+      const incomplete = new Set<string>();
+      for (const entry of latest.values())
+        if (
+          entryFor(entry, relayId) === 'keep' &&
+          entry.bundle?.files.some((file) => absent.has(file.sha256))
+        )
+          incomplete.add(entry.nodeId);
+      entries = page.entries.filter((entry) => !incomplete.has(entry.nodeId));
+      for (const nodeId of incomplete) latest.delete(nodeId);
+      this.entriesLeftOut.inc(page.entries.length - entries.length);
+      this.options.logger.warn(
+        { nodes: [...incomplete].slice(0, 10), count: incomplete.size, missingBlobs: absent.size },
+        'feed entries left out: the parent no longer holds their files; these nodes keep their bundle',
+      );
+    }
+    await log.append(entries, page.next);
 
     const confirmedAt = new Date().toISOString();
     const confirmations: Confirmation[] = [];
@@ -168,22 +196,41 @@ export class Follower implements ConfirmationSink {
     if (confirmations.length > 0) await this.confirm(confirmations);
   }
 
-  /** The blobs in batches, a few requests at a time; each blob is checked against its digest as it is stored. */
-  private async fetchBlobs(digests: readonly string[]): Promise<void> {
+  /**
+   * The blobs in batches, a few requests at a time; each blob is checked against its digest as it is
+   * stored. Resolves with the digests the parent does not hold: a batch it answers so is asked
+   * again without them.
+   */
+  private async fetchBlobs(digests: readonly string[]): Promise<Set<string>> {
     const size = this.options.blobBatch ?? 500;
     const batches: string[][] = [];
     for (let start = 0; start < digests.length; start += size)
       batches.push(digests.slice(start, start + size));
+    const absent = new Set<string>();
     let next = 0;
     let failed = false;
+    const fetchBatch = async (batch: readonly string[]): Promise<void> => {
+      if (batch.length === 0) return;
+      try {
+        const received = await this.options.parent.blobs(batch, this.abort.signal);
+        await this.options.blobs.writeMany(received);
+        this.fetches += received.length;
+        this.blobFetches.inc(received.length);
+      } catch (error) {
+        if (!(error instanceof MissingBlobsError)) throw error;
+        const asked = new Set(batch);
+        const named = new Set(error.missing.filter((digest) => asked.has(digest)));
+        // A 404 naming none of ours would be answered again: that is a failure, not a gap.
+        if (named.size === 0) throw error;
+        for (const digest of named) absent.add(digest);
+        await fetchBatch(batch.filter((digest) => !named.has(digest)));
+      }
+    };
     const worker = async (): Promise<void> => {
       while (next < batches.length && !this.stopped && !failed) {
         const batch = batches[next++] ?? [];
         try {
-          const received = await this.options.parent.blobs(batch, this.abort.signal);
-          await this.options.blobs.writeMany(received);
-          this.fetches += received.length;
-          this.blobFetches.inc(received.length);
+          await fetchBatch(batch);
         } catch (error) {
           failed = true;
           throw error;
@@ -196,6 +243,7 @@ export class Follower implements ConfirmationSink {
     );
     for (const result of results) if (result.status === 'rejected') throw result.reason;
     if (this.stopped) throw new Error('stopped');
+    return absent;
   }
 
   private flushSoon(): void {

@@ -6,6 +6,17 @@ import { tarEntries } from './tar-entries';
 
 export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
 
+/** The parent does not hold some of the blobs asked for (its 404 names them). */
+export class MissingBlobsError extends Error {
+  constructor(
+    readonly missing: readonly string[],
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MissingBlobsError';
+  }
+}
+
 /** The HTTP side of a relay's parent: the distribution-service or another relay. */
 export class ParentClient {
   private readonly requests: Counter<'kind'> | null;
@@ -54,6 +65,11 @@ export class ParentClient {
       body: JSON.stringify({ digests }),
       ...(signal ? { signal } : {}),
     });
+    if (response.status === 404) {
+      const text = await response.text();
+      const missing = missingOf(text);
+      if (missing) throw new MissingBlobsError(missing, `POST ${url} answered 404: ${text}`);
+    }
     if (!response.ok || !response.body)
       throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
     const asked = new Set(digests);
@@ -97,5 +113,18 @@ export class ParentClient {
   private at(path: string): string {
     const base = this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`;
     return new URL(path.replace(/^\/+/, ''), base).href;
+  }
+}
+
+/** The digests a `POST /blobs` 404 names, or undefined when the body does not say. */
+function missingOf(body: string): string[] | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const missing = (parsed as { missing?: unknown }).missing;
+    return Array.isArray(missing) && missing.every((digest) => typeof digest === 'string')
+      ? (missing as string[])
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

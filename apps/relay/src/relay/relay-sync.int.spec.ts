@@ -224,4 +224,28 @@ describe('a relay syncing from its parent in batches', () => {
     expect((await fetchBundle(eu, 11)).status).toBe(401);
     expect(eu.follower.status().nodes).toBe(1_199);
   });
+
+  it('leaves out a node whose files the parent lost, keeping its bundle, and goes on with the others', async () => {
+    const eu = relay as RelayService;
+    await root.publish([12, 13], 3);
+    const lost = digestOf(files(12, 3)[2]?.content ?? '');
+    root.blobs.takeTouched();
+    expect(await root.blobs.deleteUnlessTouched(lost)).toBe(true);
+    await eventually(synced(eu), { what: 'relay eu past the entry it cannot complete' });
+    expect((await fetchBundle(eu, 12)).files.get('rules/cfengine-community/promises.cf')).toBe(
+      'promises of 12 v1\n',
+    );
+    expect((await fetchBundle(eu, 13)).files.get('rules/cfengine-community/promises.cf')).toBe(
+      'promises of 13 v3\n',
+    );
+    const text = await (await fetch(`${await eu.app.getUrl()}/metrics`)).text();
+    expect(text).toMatch(/^policygen_relay_entries_left_out_total 1$/m);
+
+    // A later entry with files the parent holds brings the node forward again.
+    await root.publish([12], 4);
+    await eventually(synced(eu), { what: 'relay eu synced' });
+    expect((await fetchBundle(eu, 12)).files.get('rules/cfengine-community/promises.cf')).toBe(
+      'promises of 12 v4\n',
+    );
+  });
 });
