@@ -147,6 +147,7 @@ interface Prepared {
 
 const LIBRARY_FILE = bundleFile(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
 const MAX_DYNAMIC_PER_NODE = 64;
+const LEVEL_KEY_SEPARATOR = '\u0000';
 const IDENTITY_REFERENCE = /rudder\.node\.(id|hostname)/;
 
 /**
@@ -198,7 +199,13 @@ export class NodeGenerator {
       for (const key of this.planKeysByRule.get(ruleId) ?? []) this.plans.delete(key);
       this.planKeysByRule.delete(ruleId);
     }
-    if (delta.propertyLayersChanged) this.levels.clear();
+    if (delta.propertyLayersChanged) {
+      const changed = delta.propertyGroupsChanged;
+      if (changed === 'all') this.levels.clear();
+      else
+        for (const key of [...this.levels.keys()])
+          if (key.split(LEVEL_KEY_SEPARATOR).some((groupId) => changed.has(groupId))) this.levels.delete(key);
+    }
   }
 
   /** What a node's bundle would be computed from now (see `NodeResult.inputsKey`). */
@@ -408,7 +415,7 @@ export class NodeGenerator {
 
   private levelsOf(node: FleetNode): Levels {
     const groups = levelGroups(this.compiled, this.compiled.groupsOfNode.get(node.id) ?? []);
-    const key = groups.map((group) => group.id).join('\u0000');
+    const key = groups.map((group) => group.id).join(LEVEL_KEY_SEPARATOR);
     let levels = this.levels.get(key);
     if (!levels) {
       levels = { serial: this.nextSerial++, levels: groupLevels(this.compiled, groups, false) };

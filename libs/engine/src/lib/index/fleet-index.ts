@@ -78,6 +78,11 @@ export interface IndexDelta {
   readonly dirtyRules: Set<string>;
   /** Group properties, enabled flags, subgroup relations or global parameters changed. */
   readonly propertyLayersChanged: boolean;
+  /**
+   * The groups whose properties or enabled flag changed, or that went: property levels naming none
+   * of them are as they were. `all` when global parameters or the subgroup relation changed.
+   */
+  readonly propertyGroupsChanged: ReadonlySet<string> | 'all';
   readonly settingsChanged: boolean;
 }
 
@@ -209,6 +214,8 @@ export class FleetIndex implements CompiledFleet {
     const dirtyRules = new Set<string>();
     const touchedDirectives = new Set<string>();
     let propertyLayersChanged = false;
+    const propertyGroups = new Set<string>();
+    let everyLevel = false;
 
     // Techniques and directives: what they change is the policies of the rules carrying them.
     for (const key of change.delete.techniques) {
@@ -271,7 +278,10 @@ export class FleetIndex implements CompiledFleet {
         parameters[name] = value;
       }
       this.parameters = parameters;
-      if (changedParameters.size > 0) propertyLayersChanged = true;
+      if (changedParameters.size > 0) {
+        propertyLayersChanged = true;
+        everyLevel = true;
+      }
     }
     const settings = { ...this.settings, ...change.upsert.settings };
     const settingsChanged =
@@ -337,7 +347,10 @@ export class FleetIndex implements CompiledFleet {
       const toEvaluate = new Set<string>();
       const previousAncestors = this.ancestors;
       for (const groupId of change.delete.groups) {
-        if (givesProperties(this.groups.get(groupId))) propertyLayersChanged = true;
+        if (givesProperties(this.groups.get(groupId))) {
+          propertyLayersChanged = true;
+          propertyGroups.add(groupId);
+        }
         this.removeGroup(groupId, affected);
         groupsWithChangedMembers.add(groupId);
         for (const ruleId of this.rulesOfGroup.get(groupId) ?? []) rulesToEvaluate.add(ruleId);
@@ -357,6 +370,7 @@ export class FleetIndex implements CompiledFleet {
           canonicalJson(before.properties) !== canonicalJson(group.properties)
         ) {
           propertyLayersChanged = true;
+          propertyGroups.add(group.id);
           for (const nodeId of this.members.get(group.id) ?? []) affected.add(nodeId);
           if (before?.enabled !== group.enabled)
             for (const ruleId of this.rulesOfGroup.get(group.id) ?? []) rulesToEvaluate.add(ruleId);
@@ -366,6 +380,7 @@ export class FleetIndex implements CompiledFleet {
       for (const [groupId, ancestors] of this.ancestors) {
         if (!sameSet(previousAncestors.get(groupId), ancestors)) {
           propertyLayersChanged = true;
+          everyLevel = true;
           for (const nodeId of this.members.get(groupId) ?? []) affected.add(nodeId);
         }
       }
@@ -453,7 +468,14 @@ export class FleetIndex implements CompiledFleet {
       // An ignored node gets nothing whatever its inputs: only its own change can reach it.
       if (this.nodes.get(nodeId)?.state === 'ignored' && !upserted.has(nodeId)) affected.delete(nodeId);
     }
-    return { affected, removed, dirtyRules, propertyLayersChanged, settingsChanged };
+    return {
+      affected,
+      removed,
+      dirtyRules,
+      propertyLayersChanged,
+      propertyGroupsChanged: everyLevel ? 'all' : propertyGroups,
+      settingsChanged,
+    };
   }
 
   private get membership(): MembershipContext {
