@@ -1,4 +1,5 @@
 /// <reference types="jest" />
+import fc from 'fast-check';
 import { emptyChangeSet, GenerationEngine, validateFleet } from '@policygen/engine';
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import { parseEvent, TOPICS } from '@policygen/events';
@@ -209,6 +210,42 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
         expect.objectContaining({ revision: 3 }),
       ]);
       expect(await store.commitAll([])).toEqual([]);
+    });
+
+    it('leaves, after a group of change sets, what committing them one by one would leave', async () => {
+      const names = ['a', 'b', 'c'];
+      const step = fc.record({
+        upsert: fc.dictionary(fc.constantFrom(...names), fc.integer({ min: 0, max: 3 }), { maxKeys: 3 }),
+        delete: fc.subarray(names),
+      });
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
+          run++;
+          const name = (short: string): string => `r${run}-${short}`;
+          const model = new Map<string, number>();
+          const changeSets = steps.map((each): ParsedChangeSet => {
+            const empty = emptyChangeSet();
+            for (const deleted of each.delete) model.delete(name(deleted));
+            for (const [key, value] of Object.entries(each.upsert)) model.set(name(key), value);
+            return {
+              ...empty,
+              upsert: {
+                ...empty.upsert,
+                parameters: Object.fromEntries(
+                  Object.entries(each.upsert).map(([key, value]) => [name(key), value]),
+                ),
+              },
+              delete: { ...empty.delete, parameters: each.delete.map(name) },
+            };
+          });
+          await store.commitAll(changeSets);
+          const parameters = (await store.snapshot()).fleet.parameters;
+          const ours = Object.entries(parameters).filter(([key]) => key.startsWith(`r${run}-`));
+          expect(new Map(ours)).toEqual(model);
+        }),
+        { numRuns: 25 },
+      );
     });
 
     it('numbers concurrent commits without a gap, even when some fail', async () => {

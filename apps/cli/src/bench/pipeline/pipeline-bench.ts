@@ -19,7 +19,7 @@ import { distributionOf } from './distribution-stats';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import type { BenchNamespace, RunningService } from './services';
-import { bundlePath, freshNamespace, ServiceLauncher } from './services';
+import { bundlePath, freshNamespace, generatorHeapMiB, ServiceLauncher } from './services';
 
 export interface PipelineBenchOptions {
   readonly nodes: number;
@@ -166,7 +166,11 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     watch(config);
     const generators: RunningService[] = [];
     for (let index = 1; index <= options.generators; index++) {
-      const generator = await launcher.startGenerator(`g${index}`, config.url);
+      const generator = await launcher.startGenerator(
+        `g${index}`,
+        config.url,
+        generatorHeapMiB(options.nodes),
+      );
       watch(generator);
       generators.push(generator);
     }

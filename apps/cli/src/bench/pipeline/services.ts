@@ -37,6 +37,15 @@ export function freshNamespace(): BenchNamespace {
   };
 }
 
+/**
+ * The generator's heap cap for a fleet, as deploy/Dockerfile sets it (1,792 MiB, enough to 100,000
+ * nodes): about 0.9 GiB lives at 100,000 nodes, and without a cap V8 lets garbage grow towards
+ * its own default limit (3.3 GiB of RSS there) before collecting it.
+ */
+export function generatorHeapMiB(nodes: number): number {
+  return Math.max(1_792, Math.ceil(512 + (nodes * 12) / 1024));
+}
+
 export function bundlePath(service: BundledService): string {
   const file = join(workspaceRoot(), 'dist', service, 'main.js');
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
@@ -74,8 +83,14 @@ export class ServiceLauncher {
     });
   }
 
-  async startGenerator(instanceId: string, configUrl: string): Promise<RunningService> {
+  /** A generator; `heapMiB` caps its V8 heap as a deployment would (see `generatorHeapMiB`). */
+  async startGenerator(instanceId: string, configUrl: string, heapMiB?: number): Promise<RunningService> {
     return this.start(`generator ${instanceId}`, 'generator-service', {
+      ...(heapMiB === undefined
+        ? {}
+        : {
+            NODE_OPTIONS: [process.env['NODE_OPTIONS'], `--max-old-space-size=${heapMiB}`].join(' ').trim(),
+          }),
       CONFIG_SERVICE_URL: configUrl,
       KAFKA_BROKERS: this.kafkaBrokers,
       REDIS_URL: this.infrastructure.redisUrl,

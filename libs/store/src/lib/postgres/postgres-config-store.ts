@@ -105,19 +105,37 @@ export class PostgresConfigStore implements ConfigStore {
       const committed: CommittedChange[] = [];
       const logRows: { revision: number; committed_at: Date; change_set: string }[] = [];
       const outboxRows: { topic: string; key: string; payload: string; created_at: Date }[] = [];
+      // The group's writes folded per entity, the last one winning: one statement per kind, not
+      // one per change set (a burst of 200 single-node changes is one upsert).
+      const net = new Map<string, Map<string, EntityRow | null>>();
+      const netOf = (kind: string): Map<string, EntityRow | null> => {
+        let writes = net.get(kind);
+        if (!writes) net.set(kind, (writes = new Map()));
+        return writes;
+      };
+      let settings: unknown;
+      let settingsRead = false;
       for (const changeSet of changeSets) {
         for (const write of entityWrites(changeSet)) {
-          await deleteKeys(trx, write.kind, write.deletes);
-          await upsertRows(trx, write.upserts);
+          const writes = netOf(write.kind);
+          for (const key of write.deletes) writes.set(key, null);
+          for (const row of write.upserts) writes.set(row.key, row);
         }
         if (Object.keys(changeSet.upsert.settings).length > 0) {
-          const stored = await trx
-            .selectFrom('entities')
-            .select('body')
-            .where('kind', '=', SETTINGS)
-            .executeTakeFirst();
-          const settings = mergeSettings(changeSet, stored?.body);
-          if (settings) await upsertRows(trx, [settings]);
+          if (!settingsRead) {
+            const stored = await trx
+              .selectFrom('entities')
+              .select('body')
+              .where('kind', '=', SETTINGS)
+              .executeTakeFirst();
+            settings = stored?.body;
+            settingsRead = true;
+          }
+          const merged = mergeSettings(changeSet, settings);
+          if (merged) {
+            settings = merged.body;
+            netOf(SETTINGS).set(SETTINGS, merged);
+          }
         }
         const revision = current + committed.length + 1;
         const changeSetText = JSON.stringify(changeSet);
@@ -136,6 +154,16 @@ export class PostgresConfigStore implements ConfigStore {
           created_at: committedAt,
         });
         committed.push({ revision, committedAt, changeSet });
+      }
+      for (const [kind, writes] of net) {
+        const deleted: string[] = [];
+        const upserted: EntityRow[] = [];
+        for (const [key, row] of writes) {
+          if (row) upserted.push(row);
+          else deleted.push(key);
+        }
+        await deleteKeys(trx, kind, deleted);
+        await upsertRows(trx, upserted);
       }
       await trx
         .updateTable('config_state')
