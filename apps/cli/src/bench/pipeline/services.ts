@@ -46,6 +46,14 @@ export function generatorHeapMiB(nodes: number): number {
   return Math.max(1_792, Math.ceil(512 + (nodes * 12) / 1024));
 }
 
+/**
+ * A capped heap makes V8 choose a small young generation, which costs the generator about a fifth
+ * more CPU in collections: it gets the young generation it would have had uncapped.
+ */
+function generatorHeapFlags(heapMiB: number): string[] {
+  return [`--max-old-space-size=${heapMiB}`, '--max-semi-space-size=32'];
+}
+
 export function bundlePath(service: BundledService): string {
   const file = join(workspaceRoot(), 'dist', service, 'main.js');
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
@@ -89,7 +97,7 @@ export class ServiceLauncher {
       ...(heapMiB === undefined
         ? {}
         : {
-            NODE_OPTIONS: [process.env['NODE_OPTIONS'], `--max-old-space-size=${heapMiB}`].join(' ').trim(),
+            NODE_OPTIONS: [process.env['NODE_OPTIONS'], ...generatorHeapFlags(heapMiB)].join(' ').trim(),
           }),
       CONFIG_SERVICE_URL: configUrl,
       KAFKA_BROKERS: this.kafkaBrokers,
