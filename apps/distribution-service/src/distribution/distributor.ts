@@ -188,6 +188,7 @@ export class Distributor {
       });
       await this.options.blobs.writeMany(found);
     }
+    if (absent.size === 0) return new Set();
     const incomplete = events.filter(
       (event): event is BundleEvent =>
         event.type === 'node.bundle' &&

@@ -202,9 +202,16 @@ export class NodeGenerator {
     if (delta.propertyLayersChanged) {
       const changed = delta.propertyGroupsChanged;
       if (changed === 'all') this.levels.clear();
-      else
+      else {
+        const named = [...changed];
+        // A substring test first: most keys name none of the groups, and need no split.
         for (const key of [...this.levels.keys()])
-          if (key.split(LEVEL_KEY_SEPARATOR).some((groupId) => changed.has(groupId))) this.levels.delete(key);
+          if (
+            named.some((groupId) => key.includes(groupId)) &&
+            key.split(LEVEL_KEY_SEPARATOR).some((groupId) => changed.has(groupId))
+          )
+            this.levels.delete(key);
+      }
     }
   }
 
