@@ -154,22 +154,30 @@ export function decodeMemberships(
     readonly groupsOfNode: Map<string, readonly string[]>;
     readonly rulesOfNode: Map<string, readonly string[]>;
   },
+  /** Per codec group and per codec rule, the nodes: filled too when given (an index's members). */
+  sets?: { readonly members: readonly Set<string>[]; readonly ruleTargets: readonly Set<string>[] },
 ): void {
   let at = 0;
-  const take = (ids: readonly string[]): string[] => {
+  const take = (
+    nodeId: string,
+    ids: readonly string[],
+    byId: readonly Set<string>[] | undefined,
+  ): string[] => {
     const count = encoded[at++] ?? 0;
     const taken = new Array<string>(count);
     for (let index = 0; index < count; index++) {
-      const id = ids[encoded[at++] as number];
+      const code = encoded[at++] as number;
+      const id = ids[code];
       if (id === undefined)
         throw new Error('memberships out of the codec: the worker saw another configuration');
       taken[index] = id;
+      byId?.[code]?.add(nodeId);
     }
     return taken;
   };
   for (const nodeId of nodeIds) {
-    into.groupsOfNode.set(nodeId, take(codec.groupIds));
-    into.rulesOfNode.set(nodeId, take(codec.ruleIds));
+    into.groupsOfNode.set(nodeId, take(nodeId, codec.groupIds, sets?.members));
+    into.rulesOfNode.set(nodeId, take(nodeId, codec.ruleIds, sets?.ruleTargets));
   }
   if (at !== encoded.length) throw new Error('memberships and nodes do not match');
 }

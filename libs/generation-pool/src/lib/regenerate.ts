@@ -205,7 +205,20 @@ export async function generateFleetInParallel(
     fleet.rules.map((rule) => rule.id),
   );
   const results: NodeResult[] = [];
-  const memberships = { groupsOfNode: new Map<string, string[]>(), rulesOfNode: new Map<string, string[]>() };
+  // The members of each group and rule are gathered as chunks come in, while the workers compute:
+  // the engine's index then adopts them instead of building them after the last chunk.
+  const sets = {
+    members: codec.groupIds.map(() => new Set<string>()),
+    ruleTargets: codec.ruleIds.map(() => new Set<string>()),
+  };
+  const memberships = {
+    groupsOfNode: new Map<string, string[]>(),
+    rulesOfNode: new Map<string, string[]>(),
+    members: new Map(codec.groupIds.map((groupId, index) => [groupId, sets.members[index] as Set<string>])),
+    ruleTargets: new Map(
+      codec.ruleIds.map((ruleId, index) => [ruleId, sets.ruleTargets[index] as Set<string>]),
+    ),
+  };
   await pool.regenerateInChunks(
     fleet.nodes.map((node) => ({ nodeId: node.id })),
     { memberships: true },
@@ -216,6 +229,7 @@ export async function generateFleetInParallel(
         chunk.results.map((result) => result.nodeId),
         chunk.memberships,
         memberships,
+        sets,
       );
       for (const result of chunk.results) results.push(result);
     },

@@ -136,9 +136,42 @@ export function expansionContext(
   };
 }
 
+const sortedByTechnique = new WeakMap<Draft['technique'], readonly TechniqueParameter[]>();
+
 /** Declared parameters are a set: their order in the technique must not change any output. */
-function sortedParameters(draft: Draft): TechniqueParameter[] {
-  return [...draft.technique.parameters].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+function sortedParameters(draft: Draft): readonly TechniqueParameter[] {
+  let sorted = sortedByTechnique.get(draft.technique);
+  if (!sorted) {
+    sorted = [...draft.technique.parameters].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    sortedByTechnique.set(draft.technique, sorted);
+  }
+  return sorted;
+}
+
+/** A draft's parameter values before expansion, in name order: what every node's expansion starts from. */
+interface DraftValue {
+  readonly name: string;
+  readonly given: Json | undefined;
+  /** Holds a generation-time reference: expanded per node. */
+  readonly references: boolean;
+}
+
+const draftValues = new WeakMap<Draft, readonly DraftValue[]>();
+
+function valuesOfDraft(draft: Draft): readonly DraftValue[] {
+  let values = draftValues.get(draft);
+  if (!values) {
+    values = sortedParameters(draft).map((parameter) => {
+      const given = draft.directive.parameters[parameter.name] ?? parameter.default;
+      return {
+        name: parameter.name,
+        given,
+        references: given !== undefined && hasGenerationReferences(given),
+      };
+    });
+    draftValues.set(draft, values);
+  }
+  return values;
 }
 
 /** Required parameters a directive leaves unset: the node fails whatever it is. */
@@ -173,26 +206,25 @@ export function resolveValues(
   const { directive, rule } = draft;
   const values: Record<string, Json> = {};
   const unknown: NodeError[] = [];
-  for (const parameter of sortedParameters(draft)) {
-    const given = directive.parameters[parameter.name] ?? parameter.default;
+  for (const { name, given, references } of valuesOfDraft(draft)) {
     if (given === undefined) {
-      values[parameter.name] = '';
+      values[name] = '';
       continue;
     }
-    if (!context) {
-      values[parameter.name] = given;
+    if (!context || !references) {
+      values[name] = given;
       continue;
     }
     const expanded = expandReferences(given, context);
     for (const reference of expanded.unknown) {
       unknown.push({
         code: 'UNKNOWN_VARIABLE',
-        message: `Directive[${directive.id}] parameter ${parameter.name}: ${reference} resolves to nothing and has no default`,
+        message: `Directive[${directive.id}] parameter ${name}: ${reference} resolves to nothing and has no default`,
         directiveIds: [directive.id],
         ruleIds: [rule.id],
       });
     }
-    values[parameter.name] = expanded.value;
+    values[name] = expanded.value;
   }
   return { values, unknown };
 }

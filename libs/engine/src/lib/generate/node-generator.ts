@@ -3,15 +3,14 @@ import type { CompiledFleet, IndexDelta } from '../index/fleet-index';
 import type { FormedPolicy } from '../merge/policies';
 import { draftsOfRules, formPolicies, formTechniquePolicies } from '../merge/policies';
 import type { Draft, TechniquePolicies } from '../merge/policies';
-import type { Directive, FleetNode, OrderingMode, Technique } from '../model/fleet';
+import type { Directive, FleetNode, Group, OrderingMode, Technique } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
-import { canonicalJson } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
 import type { ParsedReference } from '../properties/expand';
 import { referencedValuesKey, referencesIn } from '../properties/expand';
-import { groupLevels, levelGroups, nodeProperties } from '../properties/inherit';
+import { groupLevels, levelGroups, mergeValues, nodeProperties } from '../properties/inherit';
 import type { PolicyContext, QuotedLayout } from '../render/node-files';
 import {
   DIRECTIVES_CSV_FILE,
@@ -116,6 +115,10 @@ type PolicyShape = QuotedLayout & { readonly csv: string };
 interface Levels {
   readonly serial: number;
   readonly levels: GroupLevels;
+  /** The groups the levels were merged from (`levelGroups` order). */
+  readonly groups: readonly Group[];
+  /** The generator's parameter version the global parameters were merged at. */
+  readonly parametersVersion: number;
 }
 
 type FileDigest = Pick<BundleFile, 'path' | 'sha256'>;
@@ -166,11 +169,15 @@ export class NodeGenerator {
   private readonly levels: LRUCache<string, Levels>;
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
+  private readonly singleDraftPolicies = new WeakMap<Draft, TechniquePolicies>();
   private readonly policyValues = new WeakMap<FormedPolicy, PolicyValues>();
   private readonly nodeDigests = new WeakMap<FleetNode, NodeDigests>();
   private readonly serials = new WeakMap<object, number>();
   private readonly ruleDrafts = new Map<string, { checkedAt: number; drafts: readonly Draft[] }>();
   private nextSerial = 1;
+  private parametersVersion = 0;
+  /** Global parameter name → the parameter version it last changed at. */
+  private readonly parameterChangedAt = new Map<string, number>();
   /** Moves on every `invalidate`: what was checked at the current epoch holds until the next change. */
   private epoch = 0;
 
@@ -198,6 +205,11 @@ export class NodeGenerator {
     for (const ruleId of delta.dirtyRules) {
       for (const key of this.planKeysByRule.get(ruleId) ?? []) this.plans.delete(key);
       this.planKeysByRule.delete(ruleId);
+    }
+    if (delta.parametersChanged.size > 0) {
+      // Levels are merged again lazily, for the changed parameters only (`levelsOf`).
+      this.parametersVersion++;
+      for (const name of delta.parametersChanged) this.parameterChangedAt.set(name, this.parametersVersion);
     }
     if (delta.propertyLayersChanged) {
       const changed = delta.propertyGroupsChanged;
@@ -425,10 +437,43 @@ export class NodeGenerator {
     const key = groups.map((group) => group.id).join(LEVEL_KEY_SEPARATOR);
     let levels = this.levels.get(key);
     if (!levels) {
-      levels = { serial: this.nextSerial++, levels: groupLevels(this.compiled, groups, false) };
+      levels = {
+        serial: this.nextSerial++,
+        levels: groupLevels(this.compiled, groups, false),
+        groups,
+        parametersVersion: this.parametersVersion,
+      };
+      this.levels.set(key, levels);
+    } else if (levels.parametersVersion !== this.parametersVersion) {
+      levels = this.withCurrentParameters(levels);
       this.levels.set(key, levels);
     }
     return levels;
+  }
+
+  /**
+   * Levels merged at an older parameter version, with the parameters changed since merged again
+   * (global value at the bottom, then the groups' in level order): a global parameter change costs
+   * each level one property, not a whole merge. Conflicts are between groups: they stay as they are.
+   */
+  private withCurrentParameters(stale: Levels): Levels {
+    const merged = new Map(stale.levels.merged);
+    for (const [name, changedAt] of this.parameterChangedAt) {
+      if (changedAt <= stale.parametersVersion) continue;
+      const stack: Json[] = [];
+      // Own keys only, as the merge reads them: a parameter may be called `constructor`.
+      if (Object.hasOwn(this.compiled.parameters, name)) stack.push(this.compiled.parameters[name] as Json);
+      for (const group of stale.groups)
+        if (Object.hasOwn(group.properties, name)) stack.push(group.properties[name] as Json);
+      if (stack.length === 0) merged.delete(name);
+      else merged.set(name, stack.reduce(mergeValues));
+    }
+    return {
+      serial: this.nextSerial++,
+      levels: { ...stale.levels, merged },
+      groups: stale.groups,
+      parametersVersion: this.parametersVersion,
+    };
   }
 
   private planOf(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
@@ -449,6 +494,16 @@ export class NodeGenerator {
     const compiled = this.compiled;
     const drafts = ruleIds.flatMap((ruleId) => this.draftsOfRule(ruleId));
     const formed = formPolicies(drafts, (techniqueId, techniqueDrafts) => {
+      // Most techniques come with one draft on a node: kept with the draft, no key to build.
+      if (techniqueDrafts.length === 1) {
+        const draft = techniqueDrafts[0] as Draft;
+        let policies = this.singleDraftPolicies.get(draft);
+        if (!policies) {
+          policies = formTechniquePolicies(techniqueId, techniqueDrafts);
+          this.singleDraftPolicies.set(draft, policies);
+        }
+        return policies;
+      }
       // Drafts are kept per rule (`draftsOfRule`): one serial stands for the rule, directive and technique.
       let key = techniqueId;
       for (const draft of techniqueDrafts) key += ` ${this.serialOf(draft)}`;
@@ -470,15 +525,20 @@ export class NodeGenerator {
       graph.edges,
       orderingComparator(mode, compiled.settings.orderingSeed),
     );
-    const contexts = policyContexts(ordered.order, graph.edges);
     const planned = new Map<string, PlannedPolicy>();
-    for (const policy of formed.policies) {
-      const context = contexts.get(policy.id) as PolicyContext;
-      planned.set(policy.id, {
-        policy,
-        context,
-        contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
-      });
+    if (graph.edges.length === 0) {
+      // No relationship, no refresh: each policy plans the same in every plan it is part of.
+      for (const policy of formed.policies) planned.set(policy.id, unrelatedPlanned(policy));
+    } else {
+      const contexts = policyContexts(ordered.order, graph.edges);
+      for (const policy of formed.policies) {
+        const context = contexts.get(policy.id) as PolicyContext;
+        planned.set(policy.id, {
+          policy,
+          context,
+          contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
+        });
+      }
     }
     const shapes = ordered.order.map((policy) => shapeOf(policy));
     return {
@@ -584,7 +644,8 @@ export class NodeGenerator {
       policy.kind,
       context.refreshContext ?? '',
       context.marksRepairs ?? '',
-      canonicalJson(instances.map((instance) => instance.values as Json)),
+      // Equal texts mean equal values, key order included: all a cache key needs, cheaper than canonical.
+      JSON.stringify(instances.map((instance) => instance.values)),
     ].join('\u0000');
     let files = this.rendered.get(key);
     if (!files) {
@@ -593,6 +654,20 @@ export class NodeGenerator {
     }
     return files;
   }
+}
+
+const NO_CONTEXT: PolicyContext = { refreshContext: undefined, marksRepairs: undefined };
+const NO_CONTEXT_KEY = '\u0000';
+const unrelatedPlans = new WeakMap<FormedPolicy, PlannedPolicy>();
+
+/** A policy planned without relationships: one object per policy, shared by the plans holding it. */
+function unrelatedPlanned(policy: FormedPolicy): PlannedPolicy {
+  let planned = unrelatedPlans.get(policy);
+  if (!planned) {
+    planned = { policy, context: NO_CONTEXT, contextKey: NO_CONTEXT_KEY };
+    unrelatedPlans.set(policy, planned);
+  }
+  return planned;
 }
 
 const policyShapes = new WeakMap<FormedPolicy, PolicyShape>();

@@ -80,9 +80,11 @@ export interface IndexDelta {
   readonly propertyLayersChanged: boolean;
   /**
    * The groups whose properties or enabled flag changed, or that went: property levels naming none
-   * of them are as they were. `all` when global parameters or the subgroup relation changed.
+   * of them are as they were. `all` when the subgroup relation changed.
    */
   readonly propertyGroupsChanged: ReadonlySet<string> | 'all';
+  /** Global parameters whose value changed, or that were added or deleted. */
+  readonly parametersChanged: ReadonlySet<string>;
   readonly settingsChanged: boolean;
 }
 
@@ -94,6 +96,12 @@ export interface IndexDelta {
 export interface NodeMemberships {
   readonly groupsOfNode: ReadonlyMap<string, readonly string[]>;
   readonly rulesOfNode: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The same memberships by group and by enabled rule, when the caller gathered them alongside: the
+   * index takes these sets as its own (the caller lets go of them) instead of building them node by node.
+   */
+  readonly members?: ReadonlyMap<string, Set<string>>;
+  readonly ruleTargets?: ReadonlyMap<string, Set<string>>;
 }
 
 export function compileFleet(fleet: Fleet): CompiledFleet {
@@ -278,10 +286,7 @@ export class FleetIndex implements CompiledFleet {
         parameters[name] = value;
       }
       this.parameters = parameters;
-      if (changedParameters.size > 0) {
-        propertyLayersChanged = true;
-        everyLevel = true;
-      }
+      if (changedParameters.size > 0) propertyLayersChanged = true;
     }
     const settings = { ...this.settings, ...change.upsert.settings };
     const settingsChanged =
@@ -474,6 +479,7 @@ export class FleetIndex implements CompiledFleet {
       dirtyRules,
       propertyLayersChanged,
       propertyGroupsChanged: everyLevel ? 'all' : propertyGroups,
+      parametersChanged: new Set(changedParameters.keys()),
       settingsChanged,
     };
   }
@@ -611,22 +617,34 @@ export class FleetIndex implements CompiledFleet {
     removed.add(nodeId);
   }
 
-  private adoptMemberships({ groupsOfNode, rulesOfNode }: NodeMemberships): void {
-    for (const groupId of this.groups.keys()) this.members.set(groupId, new Set());
-    for (const ruleId of this.rules.keys()) this.ruleTargets.set(ruleId, new Set());
+  private adoptMemberships(memberships: NodeMemberships): void {
+    const { groupsOfNode, rulesOfNode } = memberships;
+    const gathered = memberships.members !== undefined && memberships.ruleTargets !== undefined;
+    for (const groupId of this.groups.keys())
+      this.members.set(groupId, memberships.members?.get(groupId) ?? new Set());
+    for (const ruleId of this.rules.keys())
+      this.ruleTargets.set(ruleId, memberships.ruleTargets?.get(ruleId) ?? new Set());
+    if (gathered) {
+      for (const groupId of memberships.members?.keys() ?? [])
+        if (!this.groups.has(groupId)) throw new Error(`membership of an unknown group ${groupId} is handed`);
+      for (const ruleId of memberships.ruleTargets?.keys() ?? [])
+        if (!this.rules.has(ruleId)) throw new Error(`the targets of an unknown rule ${ruleId} are handed`);
+    }
     for (const nodeId of this.nodes.keys()) {
       const groups = groupsOfNode.get(nodeId);
       const rules = rulesOfNode.get(nodeId);
       if (!groups || !rules) throw new Error(`the memberships handed to the index miss node ${nodeId}`);
-      for (const groupId of groups) {
-        const members = this.members.get(groupId);
-        if (!members) throw new Error(`node ${nodeId} is handed membership of an unknown group ${groupId}`);
-        members.add(nodeId);
-      }
-      for (const ruleId of rules) {
-        const targets = this.ruleTargets.get(ruleId);
-        if (!targets) throw new Error(`node ${nodeId} is handed an unknown rule ${ruleId}`);
-        targets.add(nodeId);
+      if (!gathered) {
+        for (const groupId of groups) {
+          const members = this.members.get(groupId);
+          if (!members) throw new Error(`node ${nodeId} is handed membership of an unknown group ${groupId}`);
+          members.add(nodeId);
+        }
+        for (const ruleId of rules) {
+          const targets = this.ruleTargets.get(ruleId);
+          if (!targets) throw new Error(`node ${nodeId} is handed an unknown rule ${ruleId}`);
+          targets.add(nodeId);
+        }
       }
       this.groupsOfNode.set(nodeId, [...groups]);
       this.rulesOfNode.set(nodeId, [...rules]);

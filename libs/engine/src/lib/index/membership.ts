@@ -148,6 +148,26 @@ export class ValueIndex {
     return undefined;
   }
 
+  /** Nodes whose number at one path meets every bound (criteria on one key, `lt`/`le`/`gt`/`ge` a number). */
+  rangeCandidates(bounds: readonly (ValueCriterion & { readonly value: number })[]): Candidates {
+    const { sorted, strings } = this.numberIndexFor(keyOf(bounds[0] as ValueCriterion));
+    let from = 0;
+    let to = sorted.length;
+    for (const { op, value } of bounds) {
+      if (op === 'gt') from = Math.max(from, firstAbove(sorted, value));
+      else if (op === 'ge') from = Math.max(from, firstAtLeast(sorted, value));
+      else if (op === 'lt') to = Math.min(to, firstAtLeast(sorted, value));
+      else to = Math.min(to, firstAbove(sorted, value));
+    }
+    const ids: string[] = [];
+    for (let at = from; at < to; at++) ids.push((sorted[at] as { id: string }).id);
+    return {
+      ids: strings.size === 0 ? ids : [...ids, ...strings],
+      size: ids.length + strings.size,
+      exact: strings.size === 0,
+    };
+  }
+
   nodeRemoved(node: FleetNode): void {
     for (const [key, index] of this.byText) {
       const value = valueOf(node, key);
@@ -218,6 +238,18 @@ function firstAtLeast(sorted: readonly { value: number }[], value: number): numb
   return low;
 }
 
+/** The position of the first entry whose value is above `value`. */
+function firstAbove(sorted: readonly { value: number }[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as { value: number }).value <= value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 function keyOf(criterion: ValueCriterion): string {
   return 'fact' in criterion ? `f:${criterion.fact}` : `p:${criterion.property}`;
 }
@@ -282,6 +314,46 @@ function meets(criterion: Criterion, node: FleetNode, context: MembershipContext
     : matchesCriterion(criterion, node, context.regexCache);
 }
 
+/** Criteria of an `all` with what the indexes say of them: one entry per criterion, or per numeric range. */
+interface IndexedCriteria {
+  readonly criteria: readonly Criterion[];
+  readonly candidates: Candidates | undefined;
+}
+
+function isNumericBound(criterion: Criterion): criterion is ValueCriterion & { readonly value: number } {
+  return (
+    !('group' in criterion) &&
+    (criterion.op === 'lt' || criterion.op === 'le' || criterion.op === 'gt' || criterion.op === 'ge') &&
+    typeof criterion.value === 'number'
+  );
+}
+
+/**
+ * The criteria of an `all`, bounds on one number merged into one range (`bucket ge 20` and `bucket lt
+ * 25` select one slice of the sorted values, not two large ones to intersect).
+ */
+function indexedCriteria(list: readonly Criterion[], context: MembershipContext): IndexedCriteria[] {
+  const bounds = new Map<string, (ValueCriterion & { readonly value: number })[]>();
+  const entries: IndexedCriteria[] = [];
+  for (const criterion of list) {
+    if (isNumericBound(criterion)) {
+      const key = keyOf(criterion);
+      const same = bounds.get(key);
+      if (same) same.push(criterion);
+      else bounds.set(key, [criterion]);
+    } else entries.push({ criteria: [criterion], candidates: candidatesOf(criterion, context) });
+  }
+  for (const criteria of bounds.values())
+    entries.push({
+      criteria,
+      candidates:
+        criteria.length === 1
+          ? context.values.candidates(criteria[0] as ValueCriterion)
+          : context.values.rangeCandidates(criteria),
+    });
+  return entries;
+}
+
 /** Every member of a group, looking only at the nodes that can match its most selective criterion. */
 export function evaluateMembers(
   group: Group,
@@ -294,24 +366,30 @@ export function evaluateMembers(
   if (!group.criteria || list.length === 0) return result;
   let candidates: Iterable<string> = nodeIds;
   if ('all' in group.criteria) {
-    const found = list.map((criterion) => candidatesOf(criterion, context));
-    let smallest = -1;
-    found.forEach((candidates, index) => {
-      if (candidates && (smallest < 0 || candidates.size < (found[smallest] as Candidates).size))
-        smallest = index;
-    });
-    if (smallest >= 0) {
+    const found = indexedCriteria(list, context);
+    let smallest: IndexedCriteria | undefined;
+    for (const entry of found)
+      if (entry.candidates && (!smallest || entry.candidates.size < (smallest.candidates as Candidates).size))
+        smallest = entry;
+    if (smallest) {
       // A node the smallest set holds meets the other criteria with an exact set when those hold it.
-      const checks = list.flatMap((criterion, index): ((nodeId: string, node: FleetNode) => boolean)[] => {
-        const candidates = found[index];
-        if (index === smallest && candidates?.exact) return [];
-        if (candidates?.exact && candidates.ids instanceof Set) {
-          const ids = candidates.ids;
+      const checks = found.flatMap((entry): ((nodeId: string, node: FleetNode) => boolean)[] => {
+        const entryCandidates = entry.candidates;
+        if (entry === smallest && entryCandidates?.exact) return [];
+        if (entryCandidates?.exact && entryCandidates.ids instanceof Set) {
+          const ids = entryCandidates.ids;
           return [(nodeId) => ids.has(nodeId)];
         }
-        return [(_nodeId, node) => meets(criterion, node, context)];
+        return entry.criteria.map((criterion) => (_nodeId, node) => meets(criterion, node, context));
       });
-      for (const nodeId of (found[smallest] as Candidates).ids) {
+      const ids = (smallest.candidates as Candidates).ids;
+      // The indexes hold only nodes of the fleet: an exact set needing no other check is the answer.
+      if (checks.length === 0) {
+        if (result.size === 0) return new Set(ids);
+        for (const nodeId of ids) result.add(nodeId);
+        return result;
+      }
+      for (const nodeId of ids) {
         const node = context.nodes.get(nodeId);
         if (node && checks.every((check) => check(nodeId, node))) result.add(nodeId);
       }

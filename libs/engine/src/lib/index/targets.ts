@@ -59,11 +59,10 @@ export function evaluateTarget(target: Target, context: TargetContext): Set<stri
   if ('or' in composite) return union(composite.or.map((inner) => evaluateTarget(inner, context)));
   if ('and' in composite) {
     // An empty intersection is every node (semantics.md §1).
-    const result = new Set(context.nodeIds);
-    for (const inner of composite.and) {
-      const set = evaluateTarget(inner, context);
-      for (const nodeId of result) if (!set.has(nodeId)) result.delete(nodeId);
-    }
+    if (composite.and.length === 0) return new Set(context.nodeIds);
+    const sets = composite.and.map((inner) => evaluateTarget(inner, context)).sort((a, b) => a.size - b.size);
+    const [result, ...others] = sets as [Set<string>, ...Set<string>[]];
+    for (const set of others) for (const nodeId of result) if (!set.has(nodeId)) result.delete(nodeId);
     return result;
   }
   const included = evaluateTarget(composite.include, context);

@@ -42,27 +42,16 @@ export function buildPolicyGraph(
   metaparametersOf: (directiveId: string) => RelationshipSource,
   fleetRelationships: readonly { readonly from: string; readonly to: string; readonly kind: '->' | '~>' }[],
 ): PolicyGraph {
-  const related = (draft: Draft): boolean => {
-    const relations = metaparametersOf(draft.directive.id);
-    return (
-      relations.before.length +
-        relations.require.length +
-        relations.notify.length +
-        relations.subscribe.length >
-      0
-    );
-  };
-  const policyOf = new Map<string, string>();
-  for (const policy of policies)
-    for (const draft of policy.drafts) policyOf.set(draft.directive.id, policy.id);
+  const related = (draft: Draft): boolean => declaresRelations(metaparametersOf(draft.directive.id));
   // Most policies have no relationship at all: nothing to build then.
   if (
     !policies.some((policy) => policy.drafts.some(related)) &&
-    !fleetRelationships.some(
-      (relationship) => policyOf.has(relationship.from) && policyOf.has(relationship.to),
-    )
+    !bothEndsPresent(policies, fleetRelationships)
   )
-    return { edges: [], errors: [], warnings: [] };
+    return NO_GRAPH;
+  const policyOf = new Map<string, string>();
+  for (const policy of policies)
+    for (const draft of policy.drafts) policyOf.set(draft.directive.id, policy.id);
   const edges: PolicyEdge[] = [];
   const errors: NodeError[] = [];
   const warnings: string[] = [];
@@ -116,6 +105,43 @@ export function buildPolicyGraph(
     }
   }
   return { edges: dedupeEdges(edges), errors, warnings };
+}
+
+const NO_GRAPH: PolicyGraph = { edges: [], errors: [], warnings: [] };
+
+type FleetRelationships = readonly { readonly from: string; readonly to: string }[];
+
+/** The directives fleet-wide relationships name, per list of relationships. */
+const relationshipEnds = new WeakMap<FleetRelationships, ReadonlySet<string>>();
+
+/** Whether some fleet-wide relationship has both its ends among the policies' directives. */
+function bothEndsPresent(policies: readonly FormedPolicy[], relationships: FleetRelationships): boolean {
+  if (relationships.length === 0) return false;
+  let ends = relationshipEnds.get(relationships);
+  if (!ends) {
+    ends = new Set(relationships.flatMap((relationship) => [relationship.from, relationship.to]));
+    relationshipEnds.set(relationships, ends);
+  }
+  const present = new Set<string>();
+  for (const policy of policies)
+    for (const draft of policy.drafts) if (ends.has(draft.directive.id)) present.add(draft.directive.id);
+  return relationships.some((relationship) => present.has(relationship.from) && present.has(relationship.to));
+}
+
+const declaring = new WeakMap<RelationshipSource, boolean>();
+
+function declaresRelations(relations: RelationshipSource): boolean {
+  let declares = declaring.get(relations);
+  if (declares === undefined) {
+    declares =
+      relations.before.length +
+        relations.require.length +
+        relations.notify.length +
+        relations.subscribe.length >
+      0;
+    declaring.set(relations, declares);
+  }
+  return declares;
 }
 
 function dedupeEdges(edges: readonly PolicyEdge[]): PolicyEdge[] {

@@ -44,10 +44,16 @@ export interface GroupLevels {
 
 /** The enabled groups of a node, parents before children, then by id: the order levels apply in. */
 export function levelGroups(compiled: CompiledFleet, groupIds: readonly string[]): Group[] {
-  const groups = groupIds
-    .map((groupId) => compiled.groups.get(groupId) as Group)
-    .filter((group) => group.enabled);
-  const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
+  const groups: Group[] = [];
+  const depths = new Map<Group, number>();
+  for (const groupId of groupIds) {
+    const group = compiled.groups.get(groupId) as Group;
+    if (!group.enabled) continue;
+    groups.push(group);
+    const depth = compiled.ancestors.get(groupId)?.size ?? 0;
+    if (depth > 0) depths.set(group, depth);
+  }
+  const depth = (group: Group): number => depths.get(group) ?? 0;
   return groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
 }
 

@@ -163,11 +163,18 @@ export function quotedLayout(layout: Omit<RenderedPolicy, 'files'>): QuotedLayou
 const QUOTED_SYSTEM_INPUTS = SYSTEM_INPUTS.map(quote);
 const QUOTED_SYSTEM_BUNDLES = SYSTEM_BUNDLES.map(quote);
 
+const QUOTED_SYSTEM_INPUT_LIST = QUOTED_SYSTEM_INPUTS.join(', ');
+const QUOTED_SYSTEM_BUNDLE_LIST = QUOTED_SYSTEM_BUNDLES.join(', ');
+
+/** `renderQuotedPromisesCf` of the system inputs and bundles, then the layouts': built in one pass (once per plan). */
 export function quotedPromisesCfOf(layouts: readonly QuotedLayout[]): string {
-  return renderQuotedPromisesCf(
-    [...QUOTED_SYSTEM_INPUTS, ...layouts.flatMap((layout) => layout.inputs)],
-    [...QUOTED_SYSTEM_BUNDLES, ...layouts.map((layout) => layout.bundle)],
-  );
+  let inputs = QUOTED_SYSTEM_INPUT_LIST;
+  let bundles = QUOTED_SYSTEM_BUNDLE_LIST;
+  for (const layout of layouts) {
+    for (const input of layout.inputs) inputs += `, ${input}`;
+    bundles += `, ${layout.bundle}`;
+  }
+  return renderQuotedPromisesCf([inputs], [bundles]);
 }
 
 export function propertiesFileOf(properties: JsonObject): string {
