@@ -81,12 +81,16 @@ interface NodePlan {
   readonly policies: readonly PlannedPolicy[];
   /** Policies in formation order: the order per-node errors are reported in. */
   readonly formation: readonly PlannedPolicy[];
+  /** The formation index of each policy, in apply order. */
+  readonly applyOrder: readonly number[];
   readonly edges: readonly PolicyEdge[];
   readonly errorsBefore: readonly NodeError[];
   readonly errorsAfter: readonly NodeError[];
   /** Digests only: the contents are made again from the policies when a bundle is materialised. */
   readonly promises: FileDigest;
   readonly csv: FileDigest;
+  /** The formation's policy values as of `epoch`: the same for every node of the plan. */
+  values?: { readonly epoch: number; readonly entries: readonly PolicyValues[]; readonly key: string };
 }
 
 /**
@@ -285,8 +289,7 @@ export class NodeGenerator {
       node.state === 'empty-policies' ? [] : (this.compiled.rulesOfNode.get(node.id) ?? []),
       mode,
     );
-    const values = plan.formation.map((planned) => this.valuesOf(planned.policy));
-    const valuesKey = values.map((entry) => entry.key).join(',');
+    const { entries: values, key: valuesKey } = this.planValues(plan);
     return {
       node,
       inputsKey: `${plan.serial}:${levels.serial}:${nodeSerial}:${valuesKey}`,
@@ -312,11 +315,12 @@ export class NodeGenerator {
     const context = expansionContext(this.compiled, node, properties);
     const own = this.digestsOf(node);
     const unknown: NodeError[] = [];
-    const filesOf = new Map<PlannedPolicy, readonly FileDigest[]>();
+    // By formation index: the plan says which one each applied policy is.
+    const filesOf: (readonly FileDigest[])[] = new Array(plan.formation.length);
     plan.formation.forEach((planned, index) => {
       const entry = values[index] as PolicyValues;
       if (!entry.dynamic) {
-        filesOf.set(planned, this.staticFiles(entry, planned));
+        filesOf[index] = this.staticFiles(entry, planned);
         return;
       }
       // Expanded values depend on the node (its digests are its own), the policy's values (the
@@ -325,7 +329,7 @@ export class NodeGenerator {
       const known = own.dynamic.get(entry);
       if (known?.key === key && !materialise) {
         unknown.push(...known.unknown);
-        filesOf.set(planned, known.files);
+        filesOf[index] = known.files;
         return;
       }
       const expanded: NodeError[] = [];
@@ -338,7 +342,7 @@ export class NodeGenerator {
         ? renderFiles(entry.policy, instances, planned.context)
         : this.render(entry.policy, instances, planned.context);
       unknown.push(...expanded);
-      filesOf.set(planned, files);
+      filesOf[index] = files;
       // Entries of replaced policy values are dead weight: drop them all now and then.
       if (own.dynamic.size >= MAX_DYNAMIC_PER_NODE) own.dynamic.clear();
       own.dynamic.set(entry, {
@@ -347,15 +351,14 @@ export class NodeGenerator {
         unknown: expanded,
       });
     });
-    const errors = [
-      ...plan.errorsBefore,
-      ...levels.levels.conflicts,
-      ...values.flatMap((entry) => entry.missing),
-      ...unknown,
-      ...plan.errorsAfter,
-    ];
+    // Loops, not flatMap: this runs for every node, and flatMap is the slow way to concatenate here.
+    const errors: NodeError[] = [...plan.errorsBefore, ...levels.levels.conflicts];
+    for (const entry of values) for (const error of entry.missing) errors.push(error);
+    for (const error of unknown) errors.push(error);
+    for (const error of plan.errorsAfter) errors.push(error);
     const status = errors.length > 0 ? 'failed' : 'ok';
-    const policyFiles = plan.policies.flatMap((planned) => filesOf.get(planned) ?? []);
+    const policyFiles: FileDigest[] = [];
+    for (const index of plan.applyOrder) for (const file of filesOf[index] ?? []) policyFiles.push(file);
 
     let hash: string | null = null;
     if (status === 'ok') {
@@ -492,7 +495,8 @@ export class NodeGenerator {
 
   private buildPlan(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
     const compiled = this.compiled;
-    const drafts = ruleIds.flatMap((ruleId) => this.draftsOfRule(ruleId));
+    const drafts: Draft[] = [];
+    for (const ruleId of ruleIds) for (const draft of this.draftsOfRule(ruleId)) drafts.push(draft);
     const formed = formPolicies(drafts, (techniqueId, techniqueDrafts) => {
       // Most techniques come with one draft on a node: kept with the draft, no key to build.
       if (techniqueDrafts.length === 1) {
@@ -541,10 +545,12 @@ export class NodeGenerator {
       }
     }
     const shapes = ordered.order.map((policy) => shapeOf(policy));
+    const formationIndex = new Map(formed.policies.map((policy, index) => [policy.id, index]));
     return {
       serial: this.nextSerial++,
       policies: ordered.order.map((policy) => planned.get(policy.id) as PlannedPolicy),
       formation: formed.policies.map((policy) => planned.get(policy.id) as PlannedPolicy),
+      applyOrder: ordered.order.map((policy) => formationIndex.get(policy.id) as number),
       edges: graph.edges,
       errorsBefore: formed.errors,
       errorsAfter: [...graph.errors, ...ordered.errors],
@@ -575,6 +581,14 @@ export class NodeGenerator {
     const drafts = same ? known.drafts : fresh;
     this.ruleDrafts.set(ruleId, { checkedAt: this.epoch, drafts });
     return drafts;
+  }
+
+  /** The plan's policies with their current values, looked up once per plan and change. */
+  private planValues(plan: NodePlan): { readonly entries: readonly PolicyValues[]; readonly key: string } {
+    if (plan.values?.epoch === this.epoch) return plan.values;
+    const entries = plan.formation.map((planned) => this.valuesOf(planned.policy));
+    plan.values = { epoch: this.epoch, entries, key: entries.map((entry) => entry.key).join(',') };
+    return plan.values;
   }
 
   /** The policy with its directives' current values (see `PolicyValues`). */

@@ -45,15 +45,19 @@ export interface GroupLevels {
 /** The enabled groups of a node, parents before children, then by id: the order levels apply in. */
 export function levelGroups(compiled: CompiledFleet, groupIds: readonly string[]): Group[] {
   const groups: Group[] = [];
-  const depths = new Map<Group, number>();
+  let ordered = true;
+  let nested = false;
   for (const groupId of groupIds) {
     const group = compiled.groups.get(groupId) as Group;
     if (!group.enabled) continue;
+    const previous = groups[groups.length - 1];
+    if (previous && compareCodeUnits(previous.id, group.id) > 0) ordered = false;
+    if (!nested && (compiled.ancestors.get(groupId)?.size ?? 0) > 0) nested = true;
     groups.push(group);
-    const depth = compiled.ancestors.get(groupId)?.size ?? 0;
-    if (depth > 0) depths.set(group, depth);
   }
-  const depth = (group: Group): number => depths.get(group) ?? 0;
+  // Most nodes are in no subgroup, and their groups come sorted by id: nothing to sort then.
+  if (ordered && !nested) return groups;
+  const depth = (group: Group): number => compiled.ancestors.get(group.id)?.size ?? 0;
   return groups.sort((a, b) => depth(a) - depth(b) || compareCodeUnits(a.id, b.id));
 }
 
@@ -122,10 +126,13 @@ export function inheritProperties(
 }
 
 function groupConflict(compiled: CompiledFleet, stack: readonly PropertyLayer[]): NodeError | undefined {
+  let groupLayers = 0;
+  for (const layer of stack) if (layer.from.source === 'group') groupLayers++;
+  // Most properties come from one level: no conflict to look for.
+  if (groupLayers < 2) return undefined;
   const fromGroups = stack.flatMap((layer) =>
     layer.from.source === 'group' ? [{ groupId: layer.from.groupId, value: layer.value }] : [],
   );
-  if (fromGroups.length < 2) return undefined;
   const isAncestor = (maybeAncestor: string, of: string): boolean =>
     compiled.ancestors.get(of)?.has(maybeAncestor) ?? false;
   // The most specific groups: no other group setting the property lies below them.

@@ -128,9 +128,15 @@ export function renderPolicy(
       ],
     };
   }
-  const promises = instances.flatMap((instance) =>
-    promisesOf(policy, (name) => textOfValue(instance.values[name] as Json), refreshContext, marksRepairs),
-  );
+  const promises: ConcretePromise[] = [];
+  for (const instance of instances)
+    for (const promise of promisesOf(
+      policy,
+      (name) => textOfValue(instance.values[name] as Json),
+      refreshContext,
+      marksRepairs,
+    ))
+      promises.push(promise);
   return {
     bundle,
     inputs,
