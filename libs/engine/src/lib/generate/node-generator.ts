@@ -77,6 +77,10 @@ interface PlannedPolicy {
 /** Everything a node's policies are that depends on its rules (and ordering mode) alone. */
 interface NodePlan {
   readonly serial: number;
+  readonly ruleIds: readonly string[];
+  /** The epoch it was built at, and the last epoch it was found current at. */
+  readonly builtAt: number;
+  checkedAt: number;
   /** In apply order. */
   readonly policies: readonly PlannedPolicy[];
   /** Policies in formation order: the order per-node errors are reported in. */
@@ -169,7 +173,8 @@ const IDENTITY_REFERENCE = /rudder\.node\.(id|hostname)/;
  */
 export class NodeGenerator {
   private readonly plans: LRUCache<string, NodePlan>;
-  private readonly planKeysByRule = new Map<string, Set<string>>();
+  /** Rule id → the epoch its policies last changed at: plans built before are stale. */
+  private readonly ruleChangedAt = new Map<string, number>();
   private readonly levels: LRUCache<string, Levels>;
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
@@ -202,14 +207,9 @@ export class NodeGenerator {
   /** Drops what a change made stale: plans of changed rules, property levels, everything on settings. */
   invalidate(delta: IndexDelta): void {
     this.epoch++;
-    if (delta.settingsChanged) {
-      this.plans.clear();
-      this.planKeysByRule.clear();
-    }
-    for (const ruleId of delta.dirtyRules) {
-      for (const key of this.planKeysByRule.get(ruleId) ?? []) this.plans.delete(key);
-      this.planKeysByRule.delete(ruleId);
-    }
+    if (delta.settingsChanged) this.plans.clear();
+    // Plans naming these rules are found stale when next used (`planOf`), not looked for now.
+    for (const ruleId of delta.dirtyRules) this.ruleChangedAt.set(ruleId, this.epoch);
     if (delta.parametersChanged.size > 0) {
       // Levels are merged again lazily, for the changed parameters only (`levelsOf`).
       this.parametersVersion++;
@@ -482,15 +482,18 @@ export class NodeGenerator {
   private planOf(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
     const key = `${mode}\u0000${ruleIds.join('\u0000')}`;
     const cached = this.plans.get(key);
-    if (cached) return cached;
+    if (cached && (cached.checkedAt === this.epoch || this.isCurrent(cached))) return cached;
     const plan = this.buildPlan(ruleIds, mode);
     this.plans.set(key, plan);
-    for (const ruleId of ruleIds) {
-      let keys = this.planKeysByRule.get(ruleId);
-      if (!keys) this.planKeysByRule.set(ruleId, (keys = new Set()));
-      keys.add(key);
-    }
     return plan;
+  }
+
+  /** Whether no rule of the plan changed since it was built; remembered until the next change. */
+  private isCurrent(plan: NodePlan): boolean {
+    for (const ruleId of plan.ruleIds)
+      if ((this.ruleChangedAt.get(ruleId) ?? -1) > plan.builtAt) return false;
+    plan.checkedAt = this.epoch;
+    return true;
   }
 
   private buildPlan(ruleIds: readonly string[], mode: OrderingMode): NodePlan {
@@ -548,6 +551,9 @@ export class NodeGenerator {
     const formationIndex = new Map(formed.policies.map((policy, index) => [policy.id, index]));
     return {
       serial: this.nextSerial++,
+      ruleIds: [...ruleIds],
+      builtAt: this.epoch,
+      checkedAt: this.epoch,
       policies: ordered.order.map((policy) => planned.get(policy.id) as PlannedPolicy),
       formation: formed.policies.map((policy) => planned.get(policy.id) as PlannedPolicy),
       applyOrder: ordered.order.map((policy) => formationIndex.get(policy.id) as number),
