@@ -69,22 +69,47 @@ export function groupLevels(
 ): GroupLevels {
   const layers = new Map<string, PropertyLayer[]>();
   const add = (from: PropertySource, values: Readonly<Record<string, Json>>): void => {
-    for (const name of Object.keys(values).sort(compareCodeUnits)) {
-      layers.set(name, [...(layers.get(name) ?? []), { from, value: values[name] as Json }]);
+    for (const name of Object.keys(values)) {
+      const layer = { from, value: values[name] as Json };
+      const stack = layers.get(name);
+      if (stack) stack.push(layer);
+      else layers.set(name, [layer]);
     }
   };
-  add({ source: 'global' }, compiled.parameters);
+  add(GLOBAL_SOURCE, compiled.parameters);
   for (const group of groups) add({ source: 'group', groupId: group.id }, group.properties);
-  const conflicts: NodeError[] = [];
+  const conflicts: { readonly name: string; readonly error: NodeError }[] = [];
   const merged = new Map<string, Json>();
-  for (const name of [...layers.keys()].sort(compareCodeUnits)) {
+  // Names in code-unit order where the order shows (layers kept for explain); conflicts always.
+  const names = keepLayers ? [...layers.keys()].sort(compareCodeUnits) : layers.keys();
+  for (const name of names) {
     const stack = layers.get(name) as PropertyLayer[];
+    if (stack.length === 1) {
+      merged.set(name, (stack[0] as PropertyLayer).value);
+      continue;
+    }
     const conflict = groupConflict(compiled, stack);
-    if (conflict) conflicts.push({ ...conflict, message: conflict.message.replace('%s', name) });
-    merged.set(name, stack.map((layer) => layer.value).reduce(mergeValues));
+    if (conflict)
+      conflicts.push({ name, error: { ...conflict, message: conflict.message.replace('%s', name) } });
+    let value = (stack[0] as PropertyLayer).value;
+    for (let index = 1; index < stack.length; index++)
+      value = mergeValues(value, (stack[index] as PropertyLayer).value);
+    merged.set(name, value);
   }
+  if (conflicts.length > 1) conflicts.sort((a, b) => compareCodeUnits(a.name, b.name));
   // The layers say where each value came from (explain); generation alone only needs the result.
-  return { layers: keepLayers ? layers : new Map(), merged, conflicts };
+  return {
+    layers: keepLayers ? sortedLayers(layers) : new Map(),
+    merged,
+    conflicts: conflicts.map((entry) => entry.error),
+  };
+}
+
+const GLOBAL_SOURCE: PropertySource = { source: 'global' };
+
+/** Layers by property name in code-unit order, as explain lists them. */
+function sortedLayers(layers: ReadonlyMap<string, PropertyLayer[]>): Map<string, PropertyLayer[]> {
+  return new Map([...layers.keys()].sort(compareCodeUnits).map((name) => [name, layers.get(name) ?? []]));
 }
 
 /** The node's own properties over its levels: the node's merged properties, keys sorted. */

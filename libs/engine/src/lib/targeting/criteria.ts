@@ -5,11 +5,25 @@ import { canonicalJson, isJsonObject } from '../model/json';
 /** The value at a dot path (`os.name`) inside facts or properties; undefined when absent. */
 export function valueAtPath(root: Readonly<Record<string, Json>>, path: string): Json | undefined {
   let current: Json | undefined = root as Json;
-  for (const segment of path.split('.')) {
+  for (const segment of segmentsOf(path)) {
     if (!isJsonObject(current)) return undefined;
     current = current[segment];
   }
   return current;
+}
+
+/** Paths are few (those criteria name) and read for every node: each is split once. */
+const pathSegments = new Map<string, readonly string[]>();
+
+function segmentsOf(path: string): readonly string[] {
+  let segments = pathSegments.get(path);
+  if (!segments) {
+    segments = path.split('.');
+    // A memo of a pure function, bounded: clearing it changes nothing but speed.
+    if (pathSegments.size >= 10_000) pathSegments.clear();
+    pathSegments.set(path, segments);
+  }
+  return segments;
 }
 
 /** Evaluates a fact or property criterion on a node (`{group}` criteria are the caller's). */
