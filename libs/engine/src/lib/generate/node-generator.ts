@@ -521,47 +521,56 @@ export class NodeGenerator {
       }
       return policies;
     });
+    const formation = formed.policies;
+    const facts = formation.map(factsOf);
     const graph = buildPolicyGraph(
-      formed.policies,
+      formation,
       compiled.directives,
       (directiveId) => compiled.directives.get(directiveId) as Draft['directive'],
       compiled.relationships,
+      // A plan's policies hold the directives current when it is built: what they declare is known.
+      (_policy, index) => (facts[index] as PolicyFacts).declaresRelations,
     );
     const ordered = orderPolicies(
-      formed.policies,
+      formation,
       graph.edges,
       orderingComparator(mode, compiled.settings.orderingSeed),
     );
-    const planned = new Map<string, PlannedPolicy>();
+    let planned: PlannedPolicy[];
     if (graph.edges.length === 0) {
       // No relationship, no refresh: each policy plans the same in every plan it is part of.
-      for (const policy of formed.policies) planned.set(policy.id, unrelatedPlanned(policy));
+      planned = facts.map((fact) => fact.unrelated);
     } else {
       const contexts = policyContexts(ordered.order, graph.edges);
-      for (const policy of formed.policies) {
+      planned = formation.map((policy) => {
         const context = contexts.get(policy.id) as PolicyContext;
-        planned.set(policy.id, {
+        return {
           policy,
           context,
           contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
-        });
-      }
+        };
+      });
     }
-    const shapes = ordered.order.map((policy) => shapeOf(policy));
-    const formationIndex = new Map(formed.policies.map((policy, index) => [policy.id, index]));
+    const formationIndex = new Map<FormedPolicy, number>();
+    formation.forEach((policy, index) => formationIndex.set(policy, index));
+    const applyOrder = ordered.order.map((policy) => formationIndex.get(policy) as number);
+    const shapes = applyOrder.map((index) => (facts[index] as PolicyFacts).shape);
+    let csv = '';
+    for (const shape of shapes) csv += shape.csv;
     return {
       serial: this.nextSerial++,
       ruleIds: [...ruleIds],
       builtAt: this.epoch,
       checkedAt: this.epoch,
-      policies: ordered.order.map((policy) => planned.get(policy.id) as PlannedPolicy),
-      formation: formed.policies.map((policy) => planned.get(policy.id) as PlannedPolicy),
-      applyOrder: ordered.order.map((policy) => formationIndex.get(policy.id) as number),
+      policies: applyOrder.map((index) => planned[index] as PlannedPolicy),
+      formation: planned,
+      applyOrder,
       edges: graph.edges,
       errorsBefore: formed.errors,
-      errorsAfter: [...graph.errors, ...ordered.errors],
+      errorsAfter:
+        graph.errors.length + ordered.errors.length === 0 ? [] : [...graph.errors, ...ordered.errors],
       promises: digestOf(bundleFile(PROMISES_FILE, quotedPromisesCfOf(shapes))),
-      csv: digestOf(bundleFile(DIRECTIVES_CSV_FILE, shapes.map((shape) => shape.csv).join(''))),
+      csv: digestOf(bundleFile(DIRECTIVES_CSV_FILE, csv)),
     };
   }
 
@@ -678,28 +687,42 @@ export class NodeGenerator {
 
 const NO_CONTEXT: PolicyContext = { refreshContext: undefined, marksRepairs: undefined };
 const NO_CONTEXT_KEY = '\u0000';
-const unrelatedPlans = new WeakMap<FormedPolicy, PlannedPolicy>();
 
-/** A policy planned without relationships: one object per policy, shared by the plans holding it. */
-function unrelatedPlanned(policy: FormedPolicy): PlannedPolicy {
-  let planned = unrelatedPlans.get(policy);
-  if (!planned) {
-    planned = { policy, context: NO_CONTEXT, contextKey: NO_CONTEXT_KEY };
-    unrelatedPlans.set(policy, planned);
-  }
-  return planned;
+/** What a formed policy is in every plan holding it, made once per policy object. */
+interface PolicyFacts {
+  /** promises.cf and rudder-directives.csv of the policy: its shape, not its values. */
+  readonly shape: PolicyShape;
+  /** The policy planned without relationships: one object shared by the plans holding it. */
+  readonly unrelated: PlannedPolicy;
+  /** Some directive of the policy declares a relationship (`before`, `require`, ...). */
+  readonly declaresRelations: boolean;
 }
 
-const policyShapes = new WeakMap<FormedPolicy, PolicyShape>();
+const policyFacts = new WeakMap<FormedPolicy, PolicyFacts>();
+
+function factsOf(policy: FormedPolicy): PolicyFacts {
+  let facts = policyFacts.get(policy);
+  if (!facts) {
+    facts = {
+      shape: { ...quotedLayout(policyLayout(policy)), csv: directivesCsvLines(policy) },
+      unrelated: { policy, context: NO_CONTEXT, contextKey: NO_CONTEXT_KEY },
+      declaresRelations: policy.drafts.some(
+        ({ directive }) =>
+          directive.before.length +
+            directive.require.length +
+            directive.notify.length +
+            directive.subscribe.length >
+          0,
+      ),
+    };
+    policyFacts.set(policy, facts);
+  }
+  return facts;
+}
 
 /** What promises.cf and rudder-directives.csv say of a policy: its shape, not its values. */
 function shapeOf(policy: FormedPolicy): PolicyShape {
-  let shape = policyShapes.get(policy);
-  if (!shape) {
-    shape = { ...quotedLayout(policyLayout(policy)), csv: directivesCsvLines(policy) };
-    policyShapes.set(policy, shape);
-  }
-  return shape;
+  return factsOf(policy).shape;
 }
 
 /** promises.cf and rudder-directives.csv of a plan, with their contents. */

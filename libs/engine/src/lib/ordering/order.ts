@@ -41,14 +41,12 @@ export function buildPolicyGraph(
   existingDirectives: { has(id: string): boolean },
   metaparametersOf: (directiveId: string) => RelationshipSource,
   fleetRelationships: readonly { readonly from: string; readonly to: string; readonly kind: '->' | '~>' }[],
+  /** Whether a policy's directives declare relationships, when the caller knows it already. */
+  policyDeclares: (policy: FormedPolicy, index: number) => boolean = (policy) =>
+    policy.drafts.some((draft) => declaresRelations(metaparametersOf(draft.directive.id))),
 ): PolicyGraph {
-  const related = (draft: Draft): boolean => declaresRelations(metaparametersOf(draft.directive.id));
   // Most policies have no relationship at all: nothing to build then.
-  if (
-    !policies.some((policy) => policy.drafts.some(related)) &&
-    !bothEndsPresent(policies, fleetRelationships)
-  )
-    return NO_GRAPH;
+  if (!policies.some(policyDeclares) && !bothEndsPresent(policies, fleetRelationships)) return NO_GRAPH;
   const policyOf = new Map<string, string>();
   for (const policy of policies)
     for (const draft of policy.drafts) policyOf.set(draft.directive.id, policy.id);
