@@ -192,10 +192,7 @@ export function missingParameters(draft: Draft): NodeError[] {
 
 /** Whether a draft's values depend on the node (hold a generation-time reference). */
 export function dependsOnNode(draft: Draft): boolean {
-  return draft.technique.parameters.some((parameter) => {
-    const given = draft.directive.parameters[parameter.name] ?? parameter.default;
-    return given !== undefined && hasGenerationReferences(given);
-  });
+  return valuesOfDraft(draft).some((value) => value.references);
 }
 
 /** Every technique parameter of a draft filled (unset ones are empty) and expanded for a node. */

@@ -9,6 +9,7 @@ import type { NodeComputation } from './compute-node';
 import { computeNode } from './compute-node';
 import type {
   BundleFile,
+  FileDigest,
   GenerateOptions,
   ManifestPolicy,
   NodeBundle,
@@ -29,10 +30,8 @@ export function bundleFile(path: string, content: string): BundleFile {
 const byPath = (a: { path: string }, b: { path: string }): number =>
   a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 
-type FileDigestOf = { readonly path: string; readonly sha256: string };
-
 /** `sha256:<hex>` over every file's path and digest, sorted by path, but the generation timestamp. */
-export function bundleHash(files: readonly FileDigestOf[]): string {
+export function bundleHash(files: readonly FileDigest[]): string {
   const sorted = files.filter((file) => file.path !== GENERATED_AT_FILE).sort(byPath);
   let text = '';
   for (const file of sorted) text += `${file.path}\u0000${file.sha256}\n`;

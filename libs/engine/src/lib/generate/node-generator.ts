@@ -6,7 +6,7 @@ import type { Draft, TechniquePolicies } from '../merge/policies';
 import type { Directive, FleetNode, Group, OrderingMode, Technique } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
-import { buildPolicyGraph, orderingComparator, orderPolicies } from '../ordering/order';
+import { buildPolicyGraph, declaresRelations, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
 import type { ParsedReference } from '../properties/expand';
 import { referencedValuesKey, referencesIn } from '../properties/expand';
@@ -37,7 +37,7 @@ import {
   resolveValues,
 } from './compute-node';
 import { assembleBundle, bundleFile, bundleHash, ignoredBundle, manifestPolicies } from './generate';
-import type { BundleFile, GenerateOptions, NodeBundle, NodeError } from './types';
+import type { BundleFile, FileDigest, GenerateOptions, NodeBundle, NodeError } from './types';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
 export interface NodeResult {
@@ -128,8 +128,6 @@ interface Levels {
   /** The generator's parameter version the global parameters were merged at. */
   readonly parametersVersion: number;
 }
-
-type FileDigest = Pick<BundleFile, 'path' | 'sha256'>;
 
 /** Digests of a node's own files, kept with the node entity they were computed from. */
 interface NodeDigests {
@@ -706,14 +704,7 @@ function factsOf(policy: FormedPolicy): PolicyFacts {
     facts = {
       shape: { ...quotedLayout(policyLayout(policy)), csv: directivesCsvLines(policy) },
       unrelated: { policy, context: NO_CONTEXT, contextKey: NO_CONTEXT_KEY },
-      declaresRelations: policy.drafts.some(
-        ({ directive }) =>
-          directive.before.length +
-            directive.require.length +
-            directive.notify.length +
-            directive.subscribe.length >
-          0,
-      ),
+      declaresRelations: policy.drafts.some(({ directive }) => declaresRelations(directive)),
     };
     policyFacts.set(policy, facts);
   }

@@ -65,6 +65,9 @@ export interface BundleFile {
   readonly sha256: string;
 }
 
+/** A file of a bundle known by its digest alone. */
+export type FileDigest = Pick<BundleFile, 'path' | 'sha256'>;
+
 export interface NodeBundle {
   readonly nodeId: string;
   /** `ignored`: the node's state is `ignored`, it gets nothing, not even a manifest. */

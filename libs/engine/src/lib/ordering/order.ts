@@ -126,20 +126,15 @@ function bothEndsPresent(policies: readonly FormedPolicy[], relationships: Fleet
   return relationships.some((relationship) => present.has(relationship.from) && present.has(relationship.to));
 }
 
-const declaring = new WeakMap<RelationshipSource, boolean>();
-
-function declaresRelations(relations: RelationshipSource): boolean {
-  let declares = declaring.get(relations);
-  if (declares === undefined) {
-    declares =
-      relations.before.length +
-        relations.require.length +
-        relations.notify.length +
-        relations.subscribe.length >
-      0;
-    declaring.set(relations, declares);
-  }
-  return declares;
+/** Whether a directive declares any metaparameter relationship (`before`, `require`, ...). */
+export function declaresRelations(relations: RelationshipSource): boolean {
+  return (
+    relations.before.length +
+      relations.require.length +
+      relations.notify.length +
+      relations.subscribe.length >
+    0
+  );
 }
 
 function dedupeEdges(edges: readonly PolicyEdge[]): PolicyEdge[] {
