@@ -32,6 +32,11 @@ const OPTIONAL_NEST_MODULES = [
   'class-validator',
   // Swagger UI's files are found relative to this package's own folder, which a bundle does not have.
   'swagger-ui-dist',
+  // The database health indicators of @nestjs/terminus, for ORMs we do not use (required lazily).
+  '@mikro-orm/core',
+  '@nestjs/mongoose',
+  '@nestjs/sequelize/*',
+  '@nestjs/typeorm/*',
 ];
 
 const common = {

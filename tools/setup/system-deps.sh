@@ -36,6 +36,8 @@ fi
 
 # The engine's tests validate every generated tree with the real cf-promises.
 command -v cf-promises >/dev/null || need_package cfengine3
+# promtool (package prometheus) checks every service's /metrics as Prometheus itself reads them.
+command -v promtool >/dev/null || need_package prometheus
 
 if ((${#missing_packages[@]} > 0)); then
   command -v apt-get >/dev/null || { say "missing: ${missing_packages[*]}; install them (no apt-get here)"; exit 1; }

@@ -23,31 +23,29 @@ describe('config service: OpenAPI document and health', () => {
           .sort(),
       ]),
     );
-    const collection = ['get', 'post'];
-    const item = ['delete', 'get', 'put'];
-    expect(methods).toEqual({
-      '/api/v1/techniques': collection,
-      '/api/v1/techniques/{id}/{version}': item,
-      '/api/v1/directives': collection,
-      '/api/v1/directives/{id}': item,
-      '/api/v1/relationships': collection,
-      '/api/v1/relationships/{from}/{kind}/{to}': item,
-      '/api/v1/rules': collection,
-      '/api/v1/rules/{id}': item,
-      '/api/v1/groups': collection,
-      '/api/v1/groups/{id}': item,
-      '/api/v1/nodes': collection,
-      '/api/v1/nodes/{id}': item,
-      '/api/v1/relays': collection,
-      '/api/v1/relays/{id}': item,
-      '/api/v1/parameters': collection,
-      '/api/v1/parameters/{name}': item,
-      '/api/v1/settings': ['get', 'patch', 'put'],
-      '/api/v1/changes': ['post'],
-      '/api/v1/import': ['post'],
-      '/api/v1/export': ['get'],
-      '/api/v1/revision': ['get'],
-      '/health': ['get'],
+    // Every route the router has, with its methods: the document cannot drift from the code.
+    const router = (
+      suite.app.getHttpAdapter().getInstance() as unknown as {
+        router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
+      }
+    ).router;
+    const routes: Record<string, string[]> = {};
+    for (const { route } of router.stack) {
+      if (!route || route.path.startsWith('/api/docs')) continue;
+      const path = route.path.replace(/:(\w+)/g, '{$1}');
+      routes[path] = [
+        ...(routes[path] ?? []),
+        ...Object.keys(route.methods).filter((method) => method !== '_all'),
+      ].sort();
+    }
+    expect(Object.keys(routes).length).toBeGreaterThan(30);
+    expect(methods).toEqual(routes);
+    expect(routes).toMatchObject({
+      '/health/ready': ['get'],
+      '/metrics': ['get'],
+      '/api/v1/failures': ['get'],
+      '/api/v1/nodes/{id}/status': ['get'],
+      '/api/v1/pipeline/stream': ['get'],
     });
     expect(
       Object.keys(document.paths['/api/v1/directives/{id}']?.['delete']?.responses ?? {}).sort(),
@@ -80,9 +78,15 @@ describe('config service: OpenAPI document and health', () => {
     expect((await suite.api.get('/api/docs/swagger-ui-bundle.js')).status).toBe(200);
   });
 
-  it('answers /health with the revision it serves', async () => {
-    expect((await suite.api.get('/health')).body).toEqual({ status: 'ok', revision: 0 });
+  it('is ready once its store and bus answer and the pipeline events are read; its status has the revision', async () => {
+    const ready = await suite.api.get<{ status: string; info: Record<string, { status: string }> }>(
+      '/health/ready',
+    );
+    expect(ready.status).toBe(200);
+    expect(Object.keys(ready.body.info).sort()).toEqual(['bus', 'pipeline-events', 'store']);
+    expect((await suite.api.get('/health/live')).status).toBe(200);
+    expect((await suite.api.get('/status')).body).toEqual({ revision: 0 });
     await suite.api.post('/api/v1/parameters', { name: 'p', value: 1 });
-    expect((await suite.api.get('/health')).body).toEqual({ status: 'ok', revision: 1 });
+    expect((await suite.api.get('/status')).body).toEqual({ revision: 1 });
   });
 });

@@ -1,83 +1,64 @@
 import 'reflect-metadata';
 import { hostname } from 'node:os';
-import pino from 'pino';
 import { z } from 'zod';
 import { RedisBundleCache } from '@policygen/cache';
 import { topicsFor } from '@policygen/events';
 import { createKafkaMessaging } from '@policygen/messaging';
+import { env, runService } from '@policygen/service-kit';
 import { HttpSnapshotSource } from '@policygen/store';
 import { startDistributionService } from './app/distribution-service';
 
-const environment = z.object({
-  CONFIG_SERVICE_URL: z.url(),
-  KAFKA_BROKERS: z.string().min(1),
-  REDIS_URL: z.url(),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  PORT: z.coerce.number().int().min(0).default(3003),
-  POLICYGEN_DATA_DIR: z.string().min(1).default('/var/lib/policygen/distribution'),
-  POLICYGEN_NODE_TOKEN_SECRET: z.string().min(16).optional(),
-  POLICYGEN_INSTANCE_ID: z.string().min(1).default(hostname()),
-  POLICYGEN_DISTRIBUTION_GROUP: z.string().min(1).default('policygen-distribution'),
-  POLICYGEN_TOPIC_NAMESPACE: z.string().optional(),
-  POLICYGEN_REDIS_PREFIX: z.string().default('policygen:'),
-  POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
-  POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
-  POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
-});
-
-async function main(): Promise<void> {
-  const logger = pino({ name: 'distribution-service' });
-  const parsed = environment.safeParse(process.env);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) logger.fatal(`${issue.path.join('.')}: ${issue.message}`);
-    process.exit(2);
-  }
-  const env = parsed.data;
-  if (!env.POLICYGEN_NODE_TOKEN_SECRET)
-    logger.warn('POLICYGEN_NODE_TOKEN_SECRET is not set: no node will be able to fetch its policies');
-  const cache = await RedisBundleCache.connect({ url: env.REDIS_URL, prefix: env.POLICYGEN_REDIS_PREFIX });
-  const service = await startDistributionService({
-    messaging: createKafkaMessaging({
-      brokers: env.KAFKA_BROKERS.split(',').map((broker) => broker.trim()),
-      clientId: `distribution-${env.POLICYGEN_INSTANCE_ID}`,
-    }),
-    cache,
-    snapshots: new HttpSnapshotSource(env.CONFIG_SERVICE_URL),
-    logger,
-    topics: topicsFor(env.POLICYGEN_TOPIC_NAMESPACE),
-    dataDir: env.POLICYGEN_DATA_DIR,
-    tokenSecret: env.POLICYGEN_NODE_TOKEN_SECRET ?? null,
-    groupId: env.POLICYGEN_DISTRIBUTION_GROUP,
-    instanceId: env.POLICYGEN_INSTANCE_ID,
-    partitions: env.POLICYGEN_PARTITIONS,
-    blobGraceMs: env.POLICYGEN_BLOB_GRACE_MS,
-    ...(env.POLICYGEN_SESSION_TIMEOUT_MS === undefined
-      ? {}
-      : { sessionTimeoutMs: env.POLICYGEN_SESSION_TIMEOUT_MS }),
-  });
-  // Idle connections outlive the clients' own keep-alive (Node's 5 s would close one under a
-  // client about to reuse it: "other side closed").
-  Object.assign(service.app.getHttpServer(), { keepAliveTimeout: 65_000, headersTimeout: 66_000 });
-  await service.app.listen(env.PORT, env.HOST);
-  logger.info(
-    { url: await service.app.getUrl(), dataDir: env.POLICYGEN_DATA_DIR },
-    'distribution-service started',
-  );
-
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    await service.stop();
-    await cache.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-}
-
-main().catch((error: unknown) => {
-  pino({ name: 'distribution-service' }).fatal({ err: error }, 'distribution-service failed to start');
-  process.exit(1);
+runService({
+  name: 'distribution-service',
+  environment: z.object({
+    CONFIG_SERVICE_URL: env.url(),
+    KAFKA_BROKERS: env.brokers(),
+    REDIS_URL: env.url(),
+    HOST: env.host('0.0.0.0'),
+    PORT: env.port(3003),
+    LOG_LEVEL: env.logLevel(),
+    POLICYGEN_DATA_DIR: z.string().min(1).default('/var/lib/policygen/distribution'),
+    POLICYGEN_NODE_TOKEN_SECRET: env.secret().optional(),
+    POLICYGEN_INSTANCE_ID: z.string().min(1).default(hostname()),
+    POLICYGEN_DISTRIBUTION_GROUP: z.string().min(1).default('policygen-distribution'),
+    POLICYGEN_TOPIC_NAMESPACE: z.string().optional(),
+    POLICYGEN_REDIS_PREFIX: z.string().default('policygen:'),
+    POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
+    POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
+    POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
+  }),
+  async start(settings, logger) {
+    if (!settings.POLICYGEN_NODE_TOKEN_SECRET)
+      logger.warn('POLICYGEN_NODE_TOKEN_SECRET is not set: no node will be able to fetch its policies');
+    const cache = await RedisBundleCache.connect({
+      url: settings.REDIS_URL,
+      prefix: settings.POLICYGEN_REDIS_PREFIX,
+    });
+    const service = await startDistributionService({
+      messaging: createKafkaMessaging({
+        brokers: settings.KAFKA_BROKERS,
+        clientId: `distribution-${settings.POLICYGEN_INSTANCE_ID}`,
+      }),
+      cache,
+      snapshots: new HttpSnapshotSource(settings.CONFIG_SERVICE_URL),
+      logger,
+      topics: topicsFor(settings.POLICYGEN_TOPIC_NAMESPACE),
+      dataDir: settings.POLICYGEN_DATA_DIR,
+      tokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET ?? null,
+      groupId: settings.POLICYGEN_DISTRIBUTION_GROUP,
+      instanceId: settings.POLICYGEN_INSTANCE_ID,
+      partitions: settings.POLICYGEN_PARTITIONS,
+      blobGraceMs: settings.POLICYGEN_BLOB_GRACE_MS,
+      ...(settings.POLICYGEN_SESSION_TIMEOUT_MS === undefined
+        ? {}
+        : { sessionTimeoutMs: settings.POLICYGEN_SESSION_TIMEOUT_MS }),
+    });
+    return {
+      app: service.app,
+      async stop() {
+        await service.stop();
+        await cache.close();
+      },
+    };
+  },
 });

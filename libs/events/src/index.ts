@@ -1,2 +1,3 @@
 export * from './lib/topics';
 export * from './lib/schemas';
+export * from './lib/node-failures';

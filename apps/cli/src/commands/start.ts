@@ -73,7 +73,9 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
         logger,
       });
       const say = (line: string): void => writeLine(streams.stdout, line);
-      const watcher = await printFlow(pipeline.messaging, say);
+      const watcher = await printFlow(pipeline.messaging, say, {
+        colour: process.stdout.isTTY === true && !process.env['NO_COLOR'],
+      });
       const { url } = pipeline;
 
       const fleet = buildDemoFleet() as { readonly nodes: readonly unknown[] };
@@ -106,8 +108,11 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
           `The demo fleet is loaded (${fleet.nodes.length} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
           '',
           `  config API    ${url}/api/v1/nodes   (OpenAPI: ${url}/api/docs)`,
-          `  health        ${url}/health  ${url}${MOUNTS.generator}/health  ${url}${MOUNTS.distribution}/health  ${relayUrl}/health`,
-          `  lag metrics   ${url}${MOUNTS.distribution}/metrics`,
+          `  pipeline      ${url}/api/v1/pipeline/status   ${url}/api/v1/pipeline/lag   ${url}/api/v1/failures`,
+          `  a node        ${url}/api/v1/nodes/${EXAMPLE_NODE}/status`,
+          `  readiness     ${url}/health/ready (every service)   liveness ${url}/health/live`,
+          `  metrics       ${url}/metrics  ${url}${MOUNTS.generator}/metrics  ${url}${MOUNTS.distribution}/metrics  ${relayUrl}/metrics`,
+          `  on the CLI    npx policygen status --url ${url}    npx policygen lag --url ${url} --watch`,
           '',
           `A node fetches its policies from its relay, with its token (POST /api/v1/nodes/<id>/token):`,
           `  TOKEN=${token}`,

@@ -16,6 +16,8 @@ import type { Messaging } from '@policygen/messaging';
 import { createInProcessMessaging } from '@policygen/messaging';
 import type { RelayService } from '@policygen/relay';
 import { startRelay } from '@policygen/relay';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import { prefixedChecks } from '@policygen/service-kit';
 import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
 
 export interface EmbeddedPipelineOptions {
@@ -63,12 +65,17 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       else response.status(503).json({ statusCode: 503, message: `${path} is starting` });
     });
   const configExpress = express();
+  // The root's readiness covers every service of the process, once they are there.
+  let services: ReadinessCheck[] = [
+    { name: 'services', check: () => ({ ready: false, reason: 'the other services are starting' }) },
+  ];
   const configApp = await createConfigServiceApp({
     store: new MemoryConfigStore(),
     messaging,
     nodeTokenSecret: tokenSecret,
     httpAdapter: new ExpressAdapter(configExpress),
-    logger: false,
+    logger: logger.child({ service: 'config-service' }),
+    extraReadiness: () => services,
   });
   root.use(configExpress);
 
@@ -89,7 +96,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const shared = { messaging, cache, logger, topics: TOPICS, instanceId: 'embedded', partitions: 12 };
   const generator = await startGeneratorService({
     ...shared,
-    logger: logger.child({ service: 'generator' }),
+    logger: logger.child({ service: 'generator-service' }),
     snapshots: new HttpSnapshotSource(url),
     groupId: 'policygen-generator',
     defaultMetrics: false,
@@ -97,7 +104,8 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   });
   const distribution = await startDistributionService({
     ...shared,
-    logger: logger.child({ service: 'distribution' }),
+    logger: logger.child({ service: 'distribution-service' }),
+    defaultMetrics: false,
     snapshots: new HttpSnapshotSource(url),
     dataDir: `${options.dataDir}/distribution`,
     tokenSecret,
@@ -112,6 +120,12 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     defaultMetrics: false,
     httpAdapter: mount(MOUNTS.relay),
   });
+
+  services = [
+    ...prefixedChecks('generator', generator.readiness),
+    ...prefixedChecks('distribution', distribution.readiness),
+    ...prefixedChecks('relay', relay.readiness),
+  ];
 
   return {
     url,

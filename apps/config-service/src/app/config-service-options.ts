@@ -1,6 +1,8 @@
-import type { LoggerService, LogLevel } from '@nestjs/common';
 import type { ExpressAdapter } from '@nestjs/platform-express';
+import type { TopicNames } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import type { Logger } from 'pino';
 import type { ConfigStore } from '@policygen/store';
 
 /** What the config service is built from; the app owns the store from then on and closes it. */
@@ -18,7 +20,21 @@ export interface ConfigServiceOptions {
   readonly publishIntervalMs?: number;
   /** How often commits made by other instances are caught up with, in ms (default 1000). */
   readonly followIntervalMs?: number;
-  readonly logger?: LoggerService | LogLevel[] | false;
+  /** Where it logs: JSON lines, every request among them (default: a logger of its own at `info`). */
+  readonly logger?: Logger;
+  /**
+   * The topics of the deployment's namespace: the change log it writes, the generation and
+   * distribution events it follows for the pipeline's status (default: `TOPICS`).
+   */
+  readonly topics?: TopicNames;
+  /** Partitions of the event topics it creates if they do not exist yet (default 12). */
+  readonly partitions?: number;
+  /** The generators' consumer group, whose members the pipeline status lists (default `policygen-generator`). */
+  readonly generatorGroup?: string;
+  /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
+  readonly defaultMetrics?: boolean;
+  /** More checks for `/health/ready`, read at every probe: the embedded mode's other services. */
+  readonly extraReadiness?: () => readonly ReadinessCheck[];
   /** Signs node tokens (`POST /api/v1/nodes/{id}/token`); without it, none is issued (503). */
   readonly nodeTokenSecret?: string | null;
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */

@@ -1,4 +1,9 @@
 import { TOPICS } from '@policygen/events';
+import type { ServiceShellOptions } from '@policygen/service-kit';
+import { ServiceShellModule } from '@policygen/service-kit';
+import { PipelineController } from '../pipeline/pipeline.controller';
+import { PipelineService } from '../pipeline/pipeline.service';
+import type { PipelineSettings } from '../pipeline/pipeline.service';
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import type { Messaging } from '@policygen/messaging';
@@ -6,7 +11,6 @@ import { ChangesController } from '../changes/changes.controller';
 import { ChangesService } from '../changes/changes.service';
 import { ENTITY_CONTROLLERS } from '../entities/entity-controllers';
 import { EntityService } from '../entities/entity.service';
-import { HealthController } from '../health/health.controller';
 import { NodeTokensController } from '../node-tokens/node-tokens.controller';
 import { createOutboxProducer } from '../outbox/outbox-producer';
 import { OutboxService } from '../outbox/outbox.service';
@@ -17,24 +21,37 @@ import { SettingsService } from '../settings/settings.service';
 import { ConfigStateService } from '../state/config-state.service';
 import type { ConfigServiceOptions, ServiceTimings } from './config-service-options';
 import { StoreLifecycle } from './store-lifecycle';
-import { CONFIG_STORE, MESSAGING, NODE_TOKEN_SECRET, OUTBOX_PRODUCER, SERVICE_TIMINGS } from './tokens';
+import {
+  CONFIG_STORE,
+  MESSAGING,
+  NODE_TOKEN_SECRET,
+  OUTBOX_PRODUCER,
+  PIPELINE_SETTINGS,
+  SERVICE_TIMINGS,
+} from './tokens';
 
 @Module({})
 export class ConfigServiceModule {
-  static forRoot(options: ConfigServiceOptions): DynamicModule {
+  static forRoot(options: ConfigServiceOptions, shell: ServiceShellOptions): DynamicModule {
+    const pipeline: PipelineSettings = {
+      topics: options.topics ?? TOPICS,
+      partitions: options.partitions ?? 12,
+      generatorGroup: options.generatorGroup ?? 'policygen-generator',
+    };
     const timings: ServiceTimings = {
       publishIntervalMs: options.publishIntervalMs ?? 1_000,
       followIntervalMs: options.followIntervalMs ?? 1_000,
     };
     return {
       module: ConfigServiceModule,
+      imports: [ServiceShellModule.forRoot(shell)],
       controllers: [
         ...ENTITY_CONTROLLERS,
         ParametersController,
         SettingsController,
         ChangesController,
         NodeTokensController,
-        HealthController,
+        PipelineController,
       ],
       providers: [
         {
@@ -53,6 +70,7 @@ export class ConfigServiceModule {
           inject: [MESSAGING],
         },
         { provide: SERVICE_TIMINGS, useValue: timings },
+        { provide: PIPELINE_SETTINGS, useValue: pipeline },
         { provide: NODE_TOKEN_SECRET, useValue: options.nodeTokenSecret ?? null },
         StoreLifecycle,
         OutboxService,
@@ -61,6 +79,7 @@ export class ConfigServiceModule {
         ParametersService,
         SettingsService,
         ChangesService,
+        PipelineService,
       ],
     };
   }

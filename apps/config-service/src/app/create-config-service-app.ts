@@ -1,34 +1,49 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ExpressAdapter } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import { createServiceApp, createServiceLogger, pingCheck } from '@policygen/service-kit';
 import { installRequestBodies } from '../http/request-bodies';
 import { RevisionedInterceptor } from '../http/revisioned';
 import { buildOpenApiDocument } from '../openapi/openapi-document';
+import { PipelineService } from '../pipeline/pipeline.service';
+import { ConfigStateService } from '../state/config-state.service';
 import type { ConfigServiceOptions } from './config-service-options';
 import { DEFAULT_BODY_LIMIT_BYTES } from './config-service-options';
 import { ConfigServiceModule } from './config-service.module';
 
 /**
  * The config service as a Nest application, initialised (migrated, configuration loaded, outbox
- * producer connected) but not listening: `main.ts` and the tests call `listen`.
+ * producer connected, the pipeline's events followed) but not listening: `main.ts` and the tests
+ * call `listen`.
  */
 export async function createConfigServiceApp(options: ConfigServiceOptions): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(
-    ConfigServiceModule.forRoot(options),
-    options.httpAdapter ?? new ExpressAdapter(),
-    {
-      bodyParser: false,
-      // Fail by rejecting, not by exiting the process: the caller decides.
-      abortOnError: false,
-      logger: options.logger ?? ['error', 'warn', 'log'],
-    },
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const readiness: ReadinessCheck[] = [];
+  let status: () => unknown = () => ({ status: 'starting' });
+  const app = await createServiceApp(
+    ConfigServiceModule.forRoot(options, {
+      service: 'config-service',
+      logger: options.logger ?? createServiceLogger('config-service'),
+      registry,
+      readiness: () => [...readiness, ...(options.extraReadiness?.() ?? [])],
+      status: () => status(),
+    }),
+    { httpAdapter: options.httpAdapter, bodyParser: false },
   );
-  app.set('x-powered-by', false);
   installRequestBodies(app, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
   app.useGlobalInterceptors(new RevisionedInterceptor());
   SwaggerModule.setup('api/docs', app, buildOpenApiDocument());
   await app.init();
+  const state = app.get(ConfigStateService);
+  const pipeline = app.get(PipelineService);
+  readiness.push(
+    pingCheck('store', () => options.store.ping(), 'the configuration store'),
+    pipeline.busReadiness,
+    pipeline.readiness,
+  );
+  status = () => ({ revision: state.current.revision });
   return app;
 }

@@ -4,3 +4,4 @@ export const MESSAGING = Symbol('Messaging');
 export const OUTBOX_PRODUCER = Symbol('OutboxProducer');
 export const SERVICE_TIMINGS = Symbol('ServiceTimings');
 export const NODE_TOKEN_SECRET = Symbol('NodeTokenSecret');
+export const PIPELINE_SETTINGS = Symbol('PipelineSettings');

@@ -43,3 +43,10 @@ export function preconditionFailed(ifMatch: string, revision: number): HttpExcep
 export function unavailable(message: string): HttpException {
   return apiError(HttpStatus.SERVICE_UNAVAILABLE, message);
 }
+
+/** A query or path parameter that is not what the endpoint takes; the message names it. */
+export function badParameter(name: string, expected: string, got: string): HttpException {
+  return apiError(HttpStatus.BAD_REQUEST, `${name} must be ${expected}, not ${JSON.stringify(got)}`, {
+    issues: [{ path: name, message: `must be ${expected}` }],
+  });
+}

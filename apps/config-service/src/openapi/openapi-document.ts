@@ -13,6 +13,7 @@ import type { EntityKind } from '../entities/entity-kinds';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
 import { YAML_MEDIA_TYPES } from '../http/request-bodies';
 import { ENTITY_SCHEMA_NAMES, fleetSchemas } from './fleet-schemas';
+import { observabilityPaths, observabilitySchemas } from './observability-paths';
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 const arrayOf = (items: SchemaObject | ReferenceObject): SchemaObject => ({ type: 'array', items });
@@ -231,25 +232,6 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
         },
       },
     },
-    '/health': {
-      get: {
-        tags: ['health'],
-        summary: 'Liveness, with the revision served',
-        responses: {
-          '200': {
-            description: 'Up',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  properties: { status: { type: 'string', enum: ['ok'] }, revision: { type: 'integer' } },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
   };
 }
 
@@ -342,7 +324,7 @@ function apiSchemas(): Record<string, SchemaObject> {
 export function buildOpenApiDocument(): OpenAPIObject {
   const paths: Record<string, PathItemObject> = {};
   for (const kind of ENTITY_KINDS) Object.assign(paths, entityPaths(kind));
-  Object.assign(paths, parameterPaths(), wholeConfigurationPaths());
+  Object.assign(paths, parameterPaths(), wholeConfigurationPaths(), observabilityPaths());
   return {
     openapi: '3.1.0',
     info: {
@@ -353,6 +335,6 @@ export function buildOpenApiDocument(): OpenAPIObject {
         'Every committed change gets the next revision and goes to policygen.config.changes.v1.',
     },
     paths,
-    components: { schemas: { ...fleetSchemas(), ...apiSchemas() } },
+    components: { schemas: { ...fleetSchemas(), ...apiSchemas(), ...observabilitySchemas() } },
   };
 }

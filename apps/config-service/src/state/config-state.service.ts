@@ -65,6 +65,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
   private state: ConfigState | undefined;
   private followTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  private readonly commitListeners: ((count: number, revision: number) => void)[] = [];
 
   constructor(
     @Inject(CONFIG_STORE) private readonly store: ConfigStore,
@@ -84,6 +85,17 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
     this.closing = true;
     clearInterval(this.followTimer);
     await this.queue.drained();
+  }
+
+  /** Told of this instance's commits: how many change sets, and the revision reached. */
+  onCommitted(listener: (count: number, revision: number) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  private committed(count: number): void {
+    if (count === 0) return;
+    const revision = this.current.revision;
+    for (const listener of this.commitListeners) listener(count, revision);
   }
 
   get current(): ConfigState {
@@ -141,6 +153,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
         );
         this.state = { revision: base + committed.length, index };
         if (committed.length > 0) this.outbox.publishSoon();
+        this.committed(committed.length);
         accepted.forEach(({ waiting }, position) => waiting.resolve(committed[position] as CommittedChange));
       } catch (error) {
         await this.reload();
@@ -175,6 +188,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
         const committed = await this.store.commit(prepared.change, { expectedRevision: revision });
         await this.advance(committed);
         this.outbox.publishSoon();
+        this.committed(1);
         return committed;
       } catch (error) {
         if (!(error instanceof RevisionConflictError)) throw error;

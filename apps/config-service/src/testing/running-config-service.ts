@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -40,7 +41,7 @@ export async function startConfigService(options: StartOptions): Promise<Running
   const app = await createConfigServiceApp({
     store,
     messaging: options.messaging ?? testMessaging(),
-    logger: ['error'],
+    logger: pino({ level: 'error' }),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
     ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),
@@ -71,7 +72,7 @@ export async function dropSchema(schema: string): Promise<void> {
 export function configServiceForSuite(
   schemaPrefix: string,
   options: Omit<StartOptions, 'schema'> = {},
-): { readonly api: ApiClient } {
+): { readonly api: ApiClient; readonly app: NestExpressApplication } {
   const schema = uniqueSchema(schemaPrefix);
   let service: RunningConfigService | undefined;
   beforeAll(async () => {
@@ -85,6 +86,10 @@ export function configServiceForSuite(
     get api(): ApiClient {
       if (!service) throw new Error('the config service is not started yet');
       return service.api;
+    },
+    get app(): NestExpressApplication {
+      if (!service) throw new Error('the config service is not started yet');
+      return service.app;
     },
   };
 }

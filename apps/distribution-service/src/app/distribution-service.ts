@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
@@ -15,18 +14,23 @@ import {
   FEED_LOG,
   FeedController,
   FeedLog,
-  METRICS_REGISTRY,
-  MetricsController,
 } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport } from '@policygen/messaging';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import {
+  BusMonitor,
+  ServiceShellModule,
+  catchUpCheck,
+  createServiceApp,
+  pingCheck,
+} from '@policygen/service-kit';
 import type { SnapshotSource } from '@policygen/store';
 import { ConfirmationPublisher } from '../distribution/confirmation-publisher';
 import { Distributor } from '../distribution/distributor';
 import { CHANGE_LOG_GROUP, DistributionEventsController } from './distribution-events.controller';
-import { HealthController } from './health.controller';
 import { DEAD_LETTERS, DISTRIBUTOR } from './tokens';
 
 export interface DistributionServiceOptions {
@@ -54,6 +58,8 @@ export interface DistributionServiceOptions {
 export interface DistributionService {
   readonly app: NestExpressApplication;
   readonly distributor: Distributor;
+  /** What its `/health/ready` checks: the embedded mode's root readiness covers it too. */
+  readonly readiness: readonly ReadinessCheck[];
   stop(): Promise<void>;
 }
 
@@ -113,14 +119,44 @@ export async function startDistributionService(
     },
   });
   await distributor.start();
+  const bundlesGroup = options.groupId;
+  const bus = new BusMonitor(messaging, () => [bundlesGroup], registry);
+  const readiness: ReadinessCheck[] = [
+    {
+      name: 'relay-tree',
+      check: () =>
+        distributor.status().ready
+          ? { ready: true }
+          : { ready: false, reason: 'loading the relay tree from the config service' },
+    },
+    bus.readiness,
+    pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
+    catchUpCheck(
+      'bundles',
+      async () =>
+        (await bus.consumerLag())
+          .flatMap((group) => group.partitions)
+          .filter((partition) => partition.topic === topics.nodeBundles)
+          .reduce((sum, partition) => sum + partition.lag, 0),
+      'bundle events',
+    ),
+  ];
 
   @Module({
-    controllers: [HealthController, FeedController, MetricsController, DistributionEventsController],
+    imports: [
+      ServiceShellModule.forRoot({
+        service: 'distribution-service',
+        logger,
+        registry,
+        readiness: () => readiness,
+        status: () => distributor.status(),
+      }),
+    ],
+    controllers: [FeedController, DistributionEventsController],
     providers: [
       { provide: DISTRIBUTOR, useValue: distributor },
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
-      { provide: METRICS_REGISTRY, useValue: registry },
       {
         provide: CONFIRMATION_SINK,
         useValue: new ConfirmationPublisher(producer, topics.distributionEvents, registry, logger),
@@ -138,16 +174,7 @@ export async function startDistributionService(
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
   });
 
-  const app = await NestFactory.create<NestExpressApplication>(
-    DistributionModule,
-    options.httpAdapter ?? new ExpressAdapter(),
-    {
-      logger: false,
-      bodyParser: false,
-    },
-  );
-  app.useBodyParser('json', { limit: '64mb' });
-  app.set('x-powered-by', false);
+  const app = await createServiceApp(DistributionModule, { httpAdapter: options.httpAdapter });
   app.connectMicroservice({ strategy: transport });
   await app.startAllMicroservices();
   await app.init();
@@ -163,8 +190,10 @@ export async function startDistributionService(
   return {
     app,
     distributor,
+    readiness,
     async stop() {
       await collector.stop();
+      await bus.close();
       // The log first: it releases the relays' long polls, which would hold the HTTP server open.
       await log.close();
       await app.close();

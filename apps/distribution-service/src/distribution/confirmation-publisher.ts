@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
-import { Histogram } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { Histogram, Registry } from 'prom-client';
 import type { Confirmation, ConfirmationSink } from '@policygen/distribution';
 import type { DistributionEvent } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
-
-const STAGES = ['generated', 'distributed', 'confirmed'] as const;
+import { pipelineLagHistogram } from '@policygen/service-kit';
 
 /**
  * The root's end of the confirmations relays pass up: one `distribution.confirmed` event each
- * (keyed by relay), and the generation lag per stage, from the revision's commit.
+ * (keyed by relay), and the pipeline's lag per stage from the revision's commit — generated,
+ * written to the root feed, on the relay — a catch-up's bundles apart from a change's own.
  */
 export class ConfirmationPublisher implements ConfirmationSink {
-  private readonly lag: Histogram<'stage' | 'relay'>;
+  private readonly lag: Histogram<'stage' | 'phase' | 'relay'>;
 
   constructor(
     private readonly producer: MessageProducer,
@@ -20,31 +19,27 @@ export class ConfirmationPublisher implements ConfirmationSink {
     registry: Registry,
     private readonly logger: Logger,
   ) {
-    this.lag = new Histogram({
-      name: 'policygen_generation_lag_seconds',
-      help: "From a revision's commit to each stage of its bundle: generated, written to the root feed, confirmed by a relay",
-      labelNames: ['stage', 'relay'],
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers: [registry],
-    });
+    this.lag = pipelineLagHistogram(registry);
   }
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     if (confirmations.length === 0) return;
     const events = confirmations.map((confirmation): DistributionEvent => {
       const committed = Date.parse(confirmation.committedAt);
-      const at = {
-        generated: Date.parse(confirmation.generatedAt),
-        distributed: Date.parse(confirmation.distributedAt),
-        confirmed: Date.parse(confirmation.confirmedAt),
-      };
-      for (const stage of STAGES)
-        this.lag.observe({ stage, relay: confirmation.relayId }, Math.max(0, at[stage] - committed) / 1000);
+      const phase = confirmation.catchUp ? 'catchup' : 'steady';
+      const relay = confirmation.relayId;
+      const stages = [
+        ['generated', confirmation.generatedAt],
+        ['distributed', confirmation.distributedAt],
+        ['relay', confirmation.confirmedAt],
+      ] as const;
+      for (const [stage, at] of stages)
+        this.lag.observe({ stage, phase, relay }, Math.max(0, Date.parse(at) - committed) / 1000);
       return {
         schemaVersion: 1,
         type: 'distribution.confirmed',
         ...confirmation,
-        lagMs: Math.max(0, at.confirmed - committed),
+        lagMs: Math.max(0, Date.parse(confirmation.confirmedAt) - committed),
       };
     });
     await this.producer.send(

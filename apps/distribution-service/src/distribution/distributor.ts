@@ -243,5 +243,6 @@ function arrived(event: BundleEvent, receivedAt: number): ArrivedBundle {
     committedAt: event.committedAt,
     generatedAt: event.generatedAt ?? new Date(receivedAt).toISOString(),
     files,
+    ...(event.catchUp ? { catchUp: true } : {}),
   };
 }

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
@@ -10,14 +9,22 @@ import type { TopicNames } from '@policygen/events';
 import { TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
-import { METRICS_REGISTRY, MetricsController } from '@policygen/distribution';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import {
+  BusMonitor,
+  ServiceShellModule,
+  catchUpCheck,
+  createServiceApp,
+  pingCheck,
+} from '@policygen/service-kit';
 import { BundlePublisher, DEFAULT_CACHE_BLOB_GRACE_MS } from '../generation/bundle-publisher';
 import { CacheBlobCollector } from '../generation/cache-blob-collector';
 import { GenerationLoop } from '../generation/generation-loop';
 import { GeneratorMetrics } from '../generation/generator-metrics';
+import { NodeFailures } from '@policygen/events';
 import type { SnapshotSource } from '@policygen/store';
 import { CHANGE_LOG_GROUP, GeneratorEventsController } from './generator-events.controller';
-import { HealthController } from './health.controller';
+import { generationReadiness } from './generation-readiness';
 import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
 
 export interface GeneratorServiceOptions {
@@ -43,6 +50,9 @@ export interface GeneratorServiceOptions {
 export interface GeneratorService {
   readonly app: NestExpressApplication;
   readonly loop: GenerationLoop;
+  readonly failures: NodeFailures;
+  /** What its `/health/ready` checks: the embedded mode's root readiness covers it too. */
+  readonly readiness: readonly ReadinessCheck[];
   stop(): Promise<void>;
 }
 
@@ -71,7 +81,8 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const metrics = new GeneratorMetrics(registry);
+  const failures = new NodeFailures();
+  const metrics = new GeneratorMetrics(registry, failures);
   const cacheBlobGraceMs = options.cacheBlobGraceMs ?? DEFAULT_CACHE_BLOB_GRACE_MS;
   const collector = new CacheBlobCollector({
     cache: options.cache,
@@ -86,14 +97,49 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     logger,
     onFailure: (retriable, consecutive) => metrics.cycleFailed(retriable, consecutive),
     onRecovery: () => metrics.cycleSucceeded(),
+    onNodesGone: (nodeIds) => failures.forget(nodeIds),
+    onOwnership: (owns) => failures.retain(owns),
     ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
   });
 
+  const changeLogGroup = `${options.groupId}.change-log.${options.instanceId}`;
+  const bus = new BusMonitor(messaging, () => [changeLogGroup, options.groupId], registry);
+  const readiness: ReadinessCheck[] = [
+    { name: 'generation', check: () => generationReadiness(loop.status(), failures) },
+    catchUpCheck(
+      'change-log',
+      async () =>
+        (await bus.consumerLag())
+          .filter((group) => group.group === changeLogGroup)
+          .flatMap((group) => group.partitions)
+          .reduce((sum, partition) => sum + partition.lag, 0),
+      'change sets',
+    ),
+    bus.readiness,
+    pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
+  ];
+
   @Module({
-    controllers: [HealthController, GeneratorEventsController, MetricsController],
+    imports: [
+      ServiceShellModule.forRoot({
+        service: 'generator-service',
+        logger,
+        registry,
+        readiness: () => readiness,
+        status: () => ({
+          instance: options.instanceId,
+          ...loop.status(),
+          failures: {
+            count: failures.count,
+            byCode: Object.fromEntries(failures.byCode()),
+            first: failures.list(20),
+          },
+        }),
+      }),
+    ],
+    controllers: [GeneratorEventsController],
     providers: [
       { provide: GENERATION_LOOP, useValue: loop },
-      { provide: METRICS_REGISTRY, useValue: registry },
       { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
     ],
   })
@@ -118,11 +164,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     },
   });
 
-  const app = await NestFactory.create<NestExpressApplication>(
-    GeneratorModule,
-    options.httpAdapter ?? new ExpressAdapter(),
-    { logger: false },
-  );
+  const app = await createServiceApp(GeneratorModule, { httpAdapter: options.httpAdapter });
   app.connectMicroservice({ strategy: transport });
   loop.start();
   collector.start();
@@ -131,8 +173,11 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   return {
     app,
     loop,
+    failures,
+    readiness,
     async stop() {
       await collector.stop();
+      await bus.close();
       await app.close();
       await loop.stop();
       await producer.close();

@@ -105,7 +105,7 @@ function sha256(content: Buffer): string {
 }
 
 async function health<T>(service: ServiceProcess): Promise<T> {
-  return (await (await fetch(`${service.url}/health`)).json()) as T;
+  return (await (await fetch(`${service.url}/status`)).json()) as T;
 }
 
 /** The blobs of every bundle a relay serves to the given nodes, from their listings. */

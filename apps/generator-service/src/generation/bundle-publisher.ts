@@ -17,6 +17,8 @@ export const BUNDLE_TOO_LARGE = 'BUNDLE_TOO_LARGE';
 export interface RevisionStamp {
   readonly revision: number;
   readonly committedAt: string;
+  /** The cycle regenerates after a snapshot load, a rebalance or a flushed cache, not for a change of its own. */
+  readonly catchUp?: boolean;
 }
 
 export interface PublishSummary {
@@ -31,9 +33,21 @@ export interface PublishSummary {
 export interface PublisherObserver {
   bundlesPublished(count: number): void;
   bundlesTooLarge(nodeIds: readonly string[], error: MessageTooLargeError): void;
+  /** Each node's result, as published: generated, unchanged or failed (with its errors). */
+  resultsPublished(events: readonly GenerationEvent[]): void;
+  /**
+   * Reuse: `node` — a node whose inputs were unchanged, skipped without rendering; `blob` — a
+   * file known to be in the cache already, not sent to it again.
+   */
+  cacheLookups(cache: 'node' | 'blob', hits: number, misses: number): void;
 }
 
-const SILENT: PublisherObserver = { bundlesPublished: () => undefined, bundlesTooLarge: () => undefined };
+const SILENT: PublisherObserver = {
+  bundlesPublished: () => undefined,
+  bundlesTooLarge: () => undefined,
+  resultsPublished: () => undefined,
+  cacheLookups: () => undefined,
+};
 
 /**
  * Turns computed nodes into the generator's outputs: file contents into the cache (once each),
@@ -77,6 +91,8 @@ export class BundlePublisher {
     const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
 
+    const reused = outcomes.filter((outcome) => outcome.regeneration.skipped).length;
+    this.observer.cacheLookups('node', reused, outcomes.length - reused);
     for (const outcome of outcomes) {
       const { result } = outcome.regeneration;
       const heldHash = held.get(outcome.nodeId)?.hash ?? null;
@@ -120,6 +136,7 @@ export class BundlePublisher {
     summary.blobsStored = await this.storeBlobs(bundles, forced);
     const records = await this.sendBundles(
       bundles.map((bundle) => recordOf(bundle, stamp)),
+      stamp.catchUp === true,
       (nodeId, error) => {
         summary.generated--;
         summary.failed++;
@@ -135,16 +152,19 @@ export class BundlePublisher {
     );
     await this.cache.recordBundles(records);
     summary.removed = await this.remove(removals, stamp);
+    const results = [...events.values()];
     await this.producer.send(
       this.topics.generationEvents,
-      [...events.values()].map((event) => message(event.nodeId, event)),
+      results.map((event) => message(event.nodeId, event)),
     );
+    this.observer.resultsPublished(results);
     return summary;
   }
 
   /** Sends the bundles' events; those the bus refuses as too large are left out, each reported. */
   private async sendBundles(
     records: readonly NodeBundleRecord[],
+    catchUp: boolean,
     refused: (nodeId: string, error: MessageTooLargeError) => void,
   ): Promise<NodeBundleRecord[]> {
     let pending = [...records];
@@ -153,7 +173,7 @@ export class BundlePublisher {
       try {
         await this.producer.send(
           this.topics.nodeBundles,
-          pending.map((record) => message(record.nodeId, bundleEvent(record, generatedAt))),
+          pending.map((record) => message(record.nodeId, bundleEvent(record, generatedAt, catchUp))),
         );
         this.observer.bundlesPublished(pending.length);
         return pending;
@@ -194,11 +214,14 @@ export class BundlePublisher {
   /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
   private async storeBlobs(bundles: readonly NodeBundle[], forced: ReadonlySet<string>): Promise<number> {
     const fresh = new Map<string, string>();
+    let known = 0;
     for (const bundle of bundles) {
       const all = forced.has(bundle.nodeId);
       for (const file of bundle.files)
         if (all || !this.storedBlobs.has(file.sha256)) fresh.set(file.sha256, file.content);
+        else known++;
     }
+    this.observer.cacheLookups('blob', known, fresh.size);
     const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
     // A node's manifest is its own (its id, its time): never met again, not worth remembering.
     for (const bundle of bundles)
@@ -224,7 +247,7 @@ function recordOf(bundle: NodeBundle, stamp: RevisionStamp): NodeBundleRecord {
   };
 }
 
-function bundleEvent(record: NodeBundleRecord, generatedAt: string): NodeBundleEvent {
+function bundleEvent(record: NodeBundleRecord, generatedAt: string, catchUp: boolean): NodeBundleEvent {
   return {
     schemaVersion: 1,
     type: 'node.bundle',
@@ -232,6 +255,7 @@ function bundleEvent(record: NodeBundleRecord, generatedAt: string): NodeBundleE
     revision: record.revision,
     committedAt: record.committedAt,
     generatedAt,
+    ...(catchUp ? { catchUp } : {}),
     hash: record.hash,
     files: [...record.files],
     manifestSha256: record.manifestSha256,

@@ -31,10 +31,18 @@ export interface GenerationLoopOptions {
   readonly onRecovery?: () => void;
   /** How long a snapshot older than the change log is asked for again (default 30 s). */
   readonly snapshotPatienceMs?: number;
+  /** Nodes that left the fleet, or this instance's share (a rebalance gives the new share). */
+  readonly onNodesGone?: (nodeIds: readonly string[]) => void;
+  readonly onOwnership?: (owns: NodeOwnership) => void;
 }
 
 export interface GenerationStatus {
   readonly ready: boolean;
+  /**
+   * The regeneration that follows loading a snapshot (at start, after an import too large for the
+   * log, or a gap), a rebalance or a flushed cache is done: every owned node is at the revision.
+   */
+  readonly caughtUp: boolean;
   readonly revision: number | null;
   readonly ownership: string;
   readonly pending: number;
@@ -65,6 +73,19 @@ export interface CycleReport {
 }
 
 const NOBODY: NodeOwnership = () => false;
+/** A change set naming this many nodes (an import, a bulk edit) regenerates as a catch-up. */
+const BULK_CHANGE_NODES = 1_000;
+
+function nodesNamed(changeSet: {
+  readonly upsert?: Record<string, unknown> | undefined;
+  readonly delete?: Record<string, unknown> | undefined;
+}): number {
+  const count = (section: Record<string, unknown> | undefined): number => {
+    const nodes = section?.['nodes'];
+    return Array.isArray(nodes) ? nodes.length : 0;
+  };
+  return count(changeSet.upsert) + count(changeSet.delete);
+}
 /** The longest the loop computes without handing the event loop back. */
 const YIELD_EVERY_MS = 20;
 
@@ -83,6 +104,8 @@ export class GenerationLoop {
   private readonly waitingRequests: { nodeId: string; revision: number }[] = [];
   private readonly commitTimes = new Map<number, string>();
   private reconcile = true;
+  /** Set by whatever makes every owned node due again; cleared by the first cycle that completes after it. */
+  private catchingUp = true;
   private stopped = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
@@ -117,6 +140,7 @@ export class GenerationLoop {
   status(): GenerationStatus {
     return {
       ready: this.engine !== undefined,
+      caughtUp: this.engine !== undefined && !this.catchingUp,
       revision: this.engine?.revision ?? null,
       ownership: this.ownership,
       pending: this.engine?.pendingNodes().length ?? 0,
@@ -230,6 +254,7 @@ export class GenerationLoop {
     this.commitTimes.clear();
     this.commitTimes.set(snapshot.revision, snapshot.committedAt ?? new Date().toISOString());
     this.reconcile = true;
+    this.catchingUp = true;
     this.options.logger.info(
       { revision: snapshot.revision, nodes: engine.compiled.nodeIds.length },
       'configuration loaded from a snapshot',
@@ -247,10 +272,13 @@ export class GenerationLoop {
       engine.setOwnership(NOBODY);
       engine.setOwnership(this.owns);
       this.reconcile = true;
+      this.catchingUp = true;
     }
+    const catchUp = this.catchingUp;
     const stamp: RevisionStamp = {
       revision: engine.revision,
       committedAt: this.commitTimes.get(engine.revision) ?? new Date().toISOString(),
+      ...(catchUp ? { catchUp } : {}),
     };
     const forced = new Set<string>();
     for (let index = this.waitingRequests.length - 1; index >= 0; index--) {
@@ -295,7 +323,10 @@ export class GenerationLoop {
     // Should the removal fail, the next cycle finds these nodes in the cache and not in the fleet.
     this.reconcile = deleted.length > 0;
     removed += await this.options.publisher.remove(deleted, stamp);
+    this.options.onNodesGone?.(deleted);
     this.reconcile = false;
+    // A rebalance or a snapshot queued meanwhile sets it again when the next cycle takes it.
+    if (catchUp && this.engine === engine) this.catchingUp = false;
     this.prune(engine.revision);
 
     this.cycles++;
@@ -366,6 +397,8 @@ export class GenerationLoop {
           this.ownership = item.description;
           engine.setOwnership(item.owns);
           this.reconcile = true;
+          this.catchingUp = true;
+          this.options.onOwnership?.(item.owns);
         } else if (item.kind === 'request') {
           this.waitingRequests.push({ nodeId: item.nodeId, revision: item.revision });
         } else if (item.event.revision > engine.revision) {
@@ -382,7 +415,11 @@ export class GenerationLoop {
               'gap or divergence in the change log: loading a new snapshot',
             );
             await this.loadSnapshot(event.revision);
-          } else applied++;
+          } else {
+            applied++;
+            // An import or a bulk change: its regeneration is a catch-up, not a change's own lag.
+            if (nodesNamed(event.changeSet) >= BULK_CHANGE_NODES) this.catchingUp = true;
+          }
         }
       }
     }
@@ -411,7 +448,9 @@ export class GenerationLoop {
     const vanished = [...held.keys()].filter(
       (nodeId) => this.owns(nodeId) && !engine.compiled.nodes.has(nodeId),
     );
-    return this.options.publisher.remove(vanished.sort(), stamp);
+    const removed = await this.options.publisher.remove(vanished.sort(), stamp);
+    this.options.onNodesGone?.(vanished);
+    return removed;
   }
 
   private prune(revision: number): void {

@@ -278,7 +278,7 @@ export class Pipeline {
   async generatorStatus(
     generator: GeneratorProcess,
   ): Promise<{ revision: number | null; pending: number; queued: number; ownership: string }> {
-    const response = await fetch(`${generator.url}/health`);
+    const response = await fetch(`${generator.url}/status`);
     return (await response.json()) as {
       revision: number | null;
       pending: number;
@@ -375,12 +375,12 @@ export class Pipeline {
       async () => {
         if (!managed.running)
           throw new Error(`${managed.name} ${managed.describeExit()}:\n${managed.logTail()}`);
-        return fetch(`${url}/health`).then(
+        return fetch(`${url}/health/live`).then(
           (response) => response.ok,
           () => false,
         );
       },
-      { what: `${managed.name} to answer on ${url}/health`, timeoutMs: 60_000, intervalMs: 100 },
+      { what: `${managed.name} to answer on ${url}/health/live`, timeoutMs: 60_000, intervalMs: 100 },
     );
   }
 }

@@ -14,8 +14,9 @@ import type { Response } from 'express';
 import { pack } from 'tar-stream';
 import type { BlobDirectory, FeedBundle, FeedLog } from '@policygen/distribution';
 import { BLOB_DIRECTORY, FEED_LOG, claimedNodeId, entryFor, tokenMatches } from '@policygen/distribution';
+import type { FetchRecorder } from '../relay/fetch-recorder';
 import type { RelayIdentity } from './tokens';
-import { RELAY_IDENTITY } from './tokens';
+import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
 
@@ -31,6 +32,7 @@ export class NodesController {
     @Inject(FEED_LOG) private readonly log: FeedLog,
     @Inject(BLOB_DIRECTORY) private readonly blobs: BlobDirectory,
     @Inject(RELAY_IDENTITY) private readonly identity: RelayIdentity,
+    @Inject(FETCH_RECORDER) private readonly fetches: FetchRecorder,
   ) {}
 
   /**
@@ -50,6 +52,7 @@ export class NodesController {
     response.setHeader('etag', etag);
     response.setHeader('cache-control', 'no-cache');
     response.setHeader('x-policygen-revision', String(bundle.revision));
+    this.fetches.fetched(nodeId, bundle);
     if (ifNoneMatch?.split(',').some((tag) => tag.trim() === etag)) {
       response.status(HttpStatus.NOT_MODIFIED).end();
       return;

@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ExpressAdapter } from '@nestjs/platform-express';
+import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import {
@@ -15,15 +14,15 @@ import {
   FEED_LOG,
   FeedController,
   FeedLog,
-  METRICS_REGISTRY,
-  MetricsController,
 } from '@policygen/distribution';
+import type { ReadinessCheck } from '@policygen/service-kit';
+import { ServiceShellModule, createServiceApp } from '@policygen/service-kit';
+import { FetchRecorder } from '../relay/fetch-recorder';
 import { Follower } from '../relay/follower';
 import { ParentClient } from '../relay/parent-client';
-import { HealthController } from './health.controller';
 import { NodesController } from './nodes.controller';
 import type { RelayIdentity } from './tokens';
-import { FOLLOWER, RELAY_IDENTITY } from './tokens';
+import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
 
 export interface RelayOptions {
   readonly relayId: string;
@@ -43,6 +42,8 @@ export interface RelayOptions {
 export interface RelayService {
   readonly app: NestExpressApplication;
   readonly follower: Follower;
+  /** What its `/health/ready` checks: the embedded mode's root readiness covers it too. */
+  readonly readiness: readonly ReadinessCheck[];
   stop(): Promise<void>;
 }
 
@@ -69,26 +70,30 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
     ...(options.pollWaitMs === undefined ? {} : { pollWaitMs: options.pollWaitMs }),
   });
 
+  const readiness: ReadinessCheck[] = [{ name: 'parent', check: () => follower.readiness() }];
+
   @Module({
-    controllers: [HealthController, NodesController, FeedController, MetricsController],
+    imports: [
+      ServiceShellModule.forRoot({
+        service: 'relay',
+        logger: options.logger,
+        registry,
+        readiness: () => readiness,
+        status: () => ({ ...identity, ...follower.status() }),
+      }),
+    ],
+    controllers: [NodesController, FeedController],
     providers: [
-      { provide: FOLLOWER, useValue: follower },
       { provide: CONFIRMATION_SINK, useValue: follower },
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
       { provide: RELAY_IDENTITY, useValue: identity },
-      { provide: METRICS_REGISTRY, useValue: registry },
+      { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry) },
     ],
   })
   class RelayModule {}
 
-  const app = await NestFactory.create<NestExpressApplication>(
-    RelayModule,
-    options.httpAdapter ?? new ExpressAdapter(),
-    { logger: false, bodyParser: false },
-  );
-  app.useBodyParser('json', { limit: '64mb' });
-  app.set('x-powered-by', false);
+  const app = await createServiceApp(RelayModule, { httpAdapter: options.httpAdapter });
   await app.init();
   const collector = new BlobCollector({
     blobs,
@@ -103,6 +108,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
   return {
     app,
     follower,
+    readiness,
     async stop() {
       await follower.stop();
       await collector.stop();

@@ -1,5 +1,5 @@
-export const FOLLOWER = Symbol('FOLLOWER');
 export const RELAY_IDENTITY = Symbol('RELAY_IDENTITY');
+export const FETCH_RECORDER = Symbol('FETCH_RECORDER');
 
 export interface RelayIdentity {
   readonly relayId: string;

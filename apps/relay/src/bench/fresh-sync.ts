@@ -248,7 +248,7 @@ async function main(): Promise<void> {
     if (relay.exitCode !== null) throw new Error(`the relay exited with ${relay.exitCode}`);
     peakRss = Math.max(peakRss, peakRssMiB(relay.pid ?? 0));
     try {
-      status = (await (await fetch(`http://127.0.0.1:${relayPort}/health`)).json()) as typeof status;
+      status = (await (await fetch(`http://127.0.0.1:${relayPort}/status`)).json()) as typeof status;
     } catch {
       continue;
     }
@@ -258,7 +258,7 @@ async function main(): Promise<void> {
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write('\n');
   const steady = await steadyLoad(log, blobs, Number(option('steady', '0')), async () => {
-    const answer = (await (await fetch(`http://127.0.0.1:${relayPort}/health`)).json()) as typeof status;
+    const answer = (await (await fetch(`http://127.0.0.1:${relayPort}/status`)).json()) as typeof status;
     return answer.cursor;
   });
   const metrics = await (await fetch(`http://127.0.0.1:${relayPort}/metrics`)).text();

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type {
   BlobDirectory,
@@ -10,6 +10,7 @@ import type {
   FeedPage,
 } from '@policygen/distribution';
 import { entryFor } from '@policygen/distribution';
+import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
 import { MissingBlobsError } from './parent-client';
 
@@ -37,7 +38,14 @@ export interface FollowerStatus {
   readonly blobFetches: number;
   readonly lastSyncAt: string | null;
   readonly lastError: string | null;
+  /** Where the parent's feed stood at the last answer, and how far behind it this relay is. */
+  readonly parent: { readonly seq: number; readonly revision: number } | null;
+  readonly entriesBehind: number | null;
+  readonly revisionsBehind: number | null;
 }
+
+/** How long the parent may stay unreachable before the relay says it is cut off (not ready). */
+const CUT_OFF_AFTER_MS = 15_000;
 
 /**
  * A relay's link to its parent: it long-polls its feed from the cursor on disk, a page at a time;
@@ -54,6 +62,9 @@ export class Follower implements ConfirmationSink {
   private fetches = 0;
   private lastSyncAt: string | null = null;
   private lastError: string | null = null;
+  private failingSince: number | null = null;
+  private parentHead: { readonly seq: number; readonly revision: number } | null = null;
+  private caughtUp = false;
   private outbox: Confirmation[] = [];
   private flushing: Promise<void> | null = null;
   private readonly blobFetches: Counter;
@@ -70,6 +81,52 @@ export class Follower implements ConfirmationSink {
       help: 'Feed entries skipped because the parent no longer held their files (the node keeps its bundle)',
       registers: [options.registry],
     });
+    this.gaugeBehind(
+      'policygen_relay_feed_entries_behind',
+      "Feed positions between this relay's cursor and its parent's head (0: in sync)",
+      (head) => head.seq - options.log.cursor,
+    );
+    this.gaugeBehind(
+      'policygen_relay_revisions_behind',
+      'Revisions between the newest this relay holds and the newest its parent holds (0: in sync)',
+      (head) => head.revision - options.log.latestRevision,
+    );
+  }
+
+  /** A gauge read at each scrape from the parent's last known head; absent until the parent answered. */
+  private gaugeBehind(
+    name: string,
+    help: string,
+    measure: (head: { readonly seq: number; readonly revision: number }) => number,
+  ): void {
+    const gauge: Gauge<'relay'> = new Gauge({
+      name,
+      help,
+      labelNames: ['relay'],
+      registers: [this.options.registry],
+      collect: () => {
+        gauge.reset();
+        if (this.parentHead)
+          gauge.set({ relay: this.options.relayId }, Math.max(0, measure(this.parentHead)));
+      },
+    });
+  }
+
+  /**
+   * Ready once it has caught up with its parent (its last page was not a full one); not ready
+   * while the parent has been unreachable for a while: its nodes may be served stale bundles.
+   */
+  readiness(now = Date.now()): ReadinessAnswer {
+    const details = { parent: this.options.parent.url, cursor: this.options.log.cursor };
+    if (this.failingSince !== null && now - this.failingSince >= CUT_OFF_AFTER_MS)
+      return {
+        ready: false,
+        reason: `cut off from its parent for ${Math.round((now - this.failingSince) / 1000)} s: ${this.lastError}`,
+        details,
+      };
+    if (this.lastSyncAt === null) return { ready: false, reason: 'not synced with its parent yet', details };
+    if (!this.caughtUp) return { ready: false, reason: 'catching up with its parent', details };
+    return { ready: true, details };
   }
 
   status(): FollowerStatus {
@@ -83,6 +140,11 @@ export class Follower implements ConfirmationSink {
       blobFetches: this.fetches,
       lastSyncAt: this.lastSyncAt,
       lastError: this.lastError,
+      parent: this.parentHead,
+      entriesBehind: this.parentHead ? Math.max(0, this.parentHead.seq - this.options.log.cursor) : null,
+      revisionsBehind: this.parentHead
+        ? Math.max(0, this.parentHead.revision - this.options.log.latestRevision)
+        : null,
     };
   }
 
@@ -127,13 +189,17 @@ export class Follower implements ConfirmationSink {
           ahead = { after: page.next, page: next };
         }
         await this.apply(page);
+        if (page.head) this.parentHead = page.head;
+        this.caughtUp = page.entries.length < this.pageSize;
         this.lastSyncAt = new Date().toISOString();
         this.lastError = null;
+        this.failingSince = null;
         backoffMs = 250;
       } catch (error) {
         ahead = null;
         if (this.stopped) break;
         this.lastError = (error as Error).message;
+        this.failingSince ??= Date.now();
         this.options.logger.warn(
           { err: error, parent: this.options.parent.url },
           'feed sync failed; retrying',
@@ -181,8 +247,9 @@ export class Follower implements ConfirmationSink {
     const confirmations: Confirmation[] = [];
     for (const entry of latest.values()) {
       if (entryFor(entry, relayId) !== 'keep' || !entry.bundle) continue;
-      const { hash, revision, committedAt, generatedAt, distributedAt } = entry.bundle;
+      const { hash, revision, committedAt, generatedAt, distributedAt, catchUp } = entry.bundle;
       confirmations.push({
+        ...(catchUp ? { catchUp } : {}),
         relayId,
         nodeId: entry.nodeId,
         hash,

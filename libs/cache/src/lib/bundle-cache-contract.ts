@@ -192,6 +192,7 @@ export function describeBundleCacheContract(
     });
 
     it('says the cache is fresh once, until it is flushed', async () => {
+      await expect(cache.ping()).resolves.toBeUndefined();
       expect(await cache.claimFreshness()).toBe(true);
       expect(await cache.claimFreshness()).toBe(false);
       await cache.recordBundles([record('n1', 1, '1')]);

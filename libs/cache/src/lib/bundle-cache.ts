@@ -54,5 +54,7 @@ export interface BundleCache {
    * i.e. the cache is new or was flushed and every bundle must be written again.
    */
   claimFreshness(): Promise<boolean>;
+  /** Resolves when the cache answers; rejects saying why not (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -15,6 +15,8 @@ export const feedBundleSchema = z.object({
   files: z.array(feedFileSchema),
   /** SHA-256 of the node's token; null when no token secret is configured (nobody can fetch). */
   tokenDigest: sha256.nullable(),
+  /** Generated in a catch-up (a restart's or an import's regeneration), not for a change of its own. */
+  catchUp: z.boolean().optional(),
 });
 
 /**
@@ -38,6 +40,10 @@ export const feedPageSchema = z.object({
   entries: z.array(feedEntrySchema),
   /** The cursor to ask with next: every entry up to it has been given. */
   next: z.number().int().nonnegative(),
+  /** Where the answering feed stands (its last position and newest revision): how far behind the asker is. */
+  head: z
+    .object({ seq: z.number().int().nonnegative(), revision: z.number().int().nonnegative() })
+    .optional(),
 });
 
 export const confirmationSchema = z.object({
@@ -50,6 +56,7 @@ export const confirmationSchema = z.object({
   distributedAt: z.string(),
   /** When the relay had switched the node's tree to this bundle. */
   confirmedAt: z.string(),
+  catchUp: z.boolean().optional(),
 });
 
 export const confirmationsSchema = z.object({ confirmations: z.array(confirmationSchema) });

@@ -66,6 +66,11 @@ export const nodeBundleEventSchema = z.discriminatedUnion('type', [
       committedAt: timestamp,
       /** When the generator published it (absent from bundles published before this field existed). */
       generatedAt: timestamp.optional(),
+      /**
+       * Generated in a catch-up — the regeneration after a generator's restart or an import — rather
+       * than for a change of its own: its lag is counted apart.
+       */
+      catchUp: z.boolean().optional(),
       hash: bundleHash,
       /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
       files: z.array(fileDigest),
@@ -129,6 +134,8 @@ export const distributionEventSchema = z.object({
   confirmedAt: timestamp,
   /** From the revision's commit to the relay's confirmation. */
   lagMs: z.number().nonnegative(),
+  /** The bundle came from a catch-up (restart or import), not from a change of its own. */
+  catchUp: z.boolean().optional(),
 });
 
 export type ConfigChangeEvent = z.infer<typeof configChangeEventSchema>;

@@ -109,6 +109,45 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       expect(await admin.partitionCount(topic)).toBe(PARTITIONS);
     });
 
+    it("reports a group's members, its partitions and its lag per partition", async () => {
+      const watched = await newTopic(2);
+      const groupId = `it-group-${randomUUID()}`;
+      const send = (count: number, from: number) =>
+        producer.send(
+          watched,
+          Array.from({ length: count }, (_, index) => ({
+            key: `k${from + index}`,
+            value: `m${from + index}`,
+          })),
+        );
+      await send(4, 0);
+      const reader = await member(watched, { groupId });
+      await waitFor(() => reader.received.length === 4 && reader.partitions().length === 2, 'the 4 messages');
+      const members = await admin.groupMembers(groupId);
+      expect(members).toHaveLength(1);
+      expect([...(members[0]?.assignment[watched] ?? [])].sort()).toEqual([0, 1]);
+      expect(await admin.listGroups()).toContain(groupId);
+      let lag = await admin.consumerLag(groupId);
+      for (let tries = 0; lag.some((partition) => partition.lag > 0) && tries < 100; tries++) {
+        await sleep(100);
+        lag = await admin.consumerLag(groupId);
+      }
+      expect(
+        lag
+          .filter((partition) => partition.topic === watched)
+          .map(({ partition, lag: behind }) => [partition, behind]),
+      ).toEqual([
+        [0, 0],
+        [1, 0],
+      ]);
+      await reader.consumer.close();
+      await send(3, 4);
+      const behind = (await admin.consumerLag(groupId)).filter((partition) => partition.topic === watched);
+      expect(behind.reduce((sum, partition) => sum + partition.lag, 0)).toBe(3);
+      expect(behind.reduce((sum, partition) => sum + partition.end, 0)).toBe(7);
+      expect(await admin.groupMembers(groupId)).toEqual([]);
+    });
+
     it('delivers 1,000 keyed messages to a group of two exactly once, in order per key', async () => {
       const groupId = `it-group-${randomUUID()}`;
       const received: Received[] = [];

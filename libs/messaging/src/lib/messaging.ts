@@ -44,6 +44,24 @@ export interface TopicSpec {
   readonly config?: Readonly<Record<string, string>>;
 }
 
+/** How far a consumer group is behind on one partition: messages after its committed offset. */
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset the group will read (-1: it has committed none; it starts where it was told). */
+  readonly committed: number;
+  /** The offset the next message of the partition gets. */
+  readonly end: number;
+  readonly lag: number;
+}
+
+/** A live member of a consumer group and the partitions it holds. */
+export interface GroupMember {
+  readonly memberId: string;
+  readonly clientId: string;
+  readonly assignment: PartitionAssignment;
+}
+
 export interface MessagingAdmin {
   /** Creates the topics that do not exist yet; existing ones are left as they are. */
   createTopics(topics: readonly TopicSpec[]): Promise<void>;
@@ -51,6 +69,12 @@ export interface MessagingAdmin {
   /** Number of partitions of an existing topic. */
   partitionCount(topic: string): Promise<number>;
   deleteTopics(names: readonly string[]): Promise<void>;
+  /** The consumer groups the bus knows. */
+  listGroups(): Promise<string[]>;
+  /** The group's lag on every partition of the topics it has committed offsets for (or reads now). */
+  consumerLag(groupId: string): Promise<PartitionLag[]>;
+  /** The group's live members and their partitions (empty when nobody is in it). */
+  groupMembers(groupId: string): Promise<GroupMember[]>;
   close(): Promise<void>;
 }
 

@@ -138,8 +138,11 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       const events = outbox.map((message) => parseEvent(TOPICS.configChanges, message.payload));
       expect(events.map((event) => (event.ok ? event.event.revision : -1))).toEqual([1, 2, 3, 4]);
 
+      expect(await store.unpublishedCount()).toBe(4);
       await store.markPublished(outbox.slice(0, 3).map((message) => message.id));
       expect((await store.unpublished()).map((message) => message.id)).toEqual([outbox[3]?.id]);
+      expect(await store.unpublishedCount()).toBe(1);
+      await expect(store.ping()).resolves.toBeUndefined();
     });
 
     it('deletes entities, logs the change set it was given, and pages the log and the outbox', async () => {

@@ -58,5 +58,9 @@ export interface ConfigStore {
   /** Outbox messages not published yet, oldest first. */
   unpublished(limit?: number): Promise<OutboxMessage[]>;
   markPublished(ids: readonly number[]): Promise<void>;
+  /** Outbox messages not published yet (the backlog the publisher has to send). */
+  unpublishedCount(): Promise<number>;
+  /** Resolves when the store answers; rejects saying why not (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

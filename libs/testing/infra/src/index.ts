@@ -5,3 +5,4 @@ export { ManagedProcess, type ProcessExit } from './lib/managed-process';
 export { freePort } from './lib/net';
 export { workspaceRoot } from './lib/system';
 export { startTestInfrastructure, type RunningInfrastructure } from './lib/start-infrastructure';
+export * from './lib/prometheus';

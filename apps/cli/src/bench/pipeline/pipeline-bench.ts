@@ -520,7 +520,7 @@ async function idempotentFetch(url: string, init?: RequestInit): Promise<Respons
 
 async function health(url: string): Promise<Record<string, unknown>> {
   try {
-    const response = await idempotentFetch(`${url}/health`);
+    const response = await idempotentFetch(`${url}/status`);
     return (await response.json()) as Record<string, unknown>;
   } catch {
     return {};

@@ -186,12 +186,12 @@ export class ServiceLauncher {
     await eventually(
       async () => {
         if (!managed.running) throw new Error(`${name} ${managed.describeExit()}:\n${managed.logTail()}`);
-        return fetch(`${url}/health`).then(
+        return fetch(`${url}/health/live`).then(
           (response) => response.ok,
           () => false,
         );
       },
-      { what: `${name} to answer on ${url}/health`, timeoutMs: 120_000, intervalMs: 100 },
+      { what: `${name} to answer on ${url}/health/live`, timeoutMs: 120_000, intervalMs: 100 },
     );
     return running;
   }

@@ -178,6 +178,10 @@ export class MemoryBundleCache implements BundleCache {
     return true;
   }
 
+  async ping(): Promise<void> {
+    this.open();
+  }
+
   /** Closes this cache; its store stays, for the other caches that share it. */
   async close(): Promise<void> {
     this.closed = true;

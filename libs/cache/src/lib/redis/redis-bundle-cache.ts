@@ -212,6 +212,10 @@ export class RedisBundleCache implements BundleCache {
     return reply === 'OK';
   }
 
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }

@@ -38,6 +38,7 @@ export class FeedLog {
    */
   private interned = new Interner();
   private position = 0;
+  private newestRevision = 0;
   private superseded = 0;
   private waiters: (() => void)[] = [];
   private handle: FileHandle | null = null;
@@ -96,6 +97,11 @@ export class FeedLog {
   /** The position up to which the feed is known: the last entry's seq, or further (`advance`). */
   get cursor(): number {
     return this.position;
+  }
+
+  /** The newest revision of any entry held. */
+  get latestRevision(): number {
+    return this.newestRevision;
   }
 
   get nodeCount(): number {
@@ -212,6 +218,7 @@ export class FeedLog {
       this.seqsByRelay.set(relay, seqs);
     }
     this.position = Math.max(this.position, entry.seq);
+    if (entry.revision > this.newestRevision) this.newestRevision = entry.revision;
   }
 
   /** Rewrites the file with each node's latest entry only, aside then renamed. */
@@ -290,6 +297,7 @@ class Interner {
         distributedAt: bundle.distributedAt,
         files: bundle.files.map((file) => this.file(file)),
         tokenDigest: bundle.tokenDigest,
+        ...(bundle.catchUp ? { catchUp: true } : {}),
       },
     };
   }

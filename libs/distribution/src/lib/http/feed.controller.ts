@@ -69,7 +69,11 @@ export class FeedController {
       const slice = this.log.after(cursor, relayId, size);
       const remaining = deadline - Date.now();
       if (slice.entries.length > 0 || remaining <= 0 || this.log.closed)
-        return { entries: [...slice.entries], next: slice.next };
+        return {
+          entries: [...slice.entries],
+          next: slice.next,
+          head: { seq: this.log.cursor, revision: this.log.latestRevision },
+        };
       await this.log.waitForAppend(remaining);
     }
   }

@@ -8,9 +8,11 @@ import type {
   MessageHeaders,
   MessageProducer,
   Messaging,
+  GroupMember,
   MessagingAdmin,
   OutgoingMessage,
   PartitionAssignment,
+  PartitionLag,
   TopicSpec,
 } from '../messaging';
 import { batchesUnderLimit, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from '../messaging';
@@ -222,6 +224,31 @@ class Group {
     void this.requestRebalance();
   }
 
+  /** Each partition the group has an offset for, or whose topic a member reads, and how far behind it is. */
+  lag(): PartitionLag[] {
+    const names = new Set(this.members.flatMap((member) => member.topics));
+    for (const id of this.committed.keys()) names.add(id.slice(0, id.lastIndexOf(':')));
+    const lags: PartitionLag[] = [];
+    for (const name of [...names].sort()) {
+      const topic = this.bus.topics.get(name);
+      if (!topic) continue;
+      topic.partitions.forEach((log, partition) => {
+        const committed = this.committed.get(`${name}:${partition}`) ?? -1;
+        const from = committed < 0 ? log.start : Math.max(committed, log.start);
+        lags.push({ topic: name, partition, committed, end: log.end, lag: Math.max(0, log.end - from) });
+      });
+    }
+    return lags;
+  }
+
+  view(): GroupMember[] {
+    return this.members.map((member, index) => ({
+      memberId: `${this.id}-${index + 1}`,
+      clientId: this.id,
+      assignment: member.assignment(),
+    }));
+  }
+
   readsAny(topics: readonly string[]): boolean {
     return this.members.some((member) => member.topics.some((topic) => topics.includes(topic)));
   }
@@ -344,6 +371,21 @@ class InProcessAdmin implements MessagingAdmin {
     if (names.length > 0) this.bus.topicsChanged(names);
   }
 
+  async listGroups(): Promise<string[]> {
+    this.ensureOpen();
+    return [...this.bus.groups.keys()].sort();
+  }
+
+  async consumerLag(groupId: string): Promise<PartitionLag[]> {
+    this.ensureOpen();
+    return this.bus.groups.get(groupId)?.lag() ?? [];
+  }
+
+  async groupMembers(groupId: string): Promise<GroupMember[]> {
+    this.ensureOpen();
+    return this.bus.groups.get(groupId)?.view() ?? [];
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -458,6 +500,13 @@ class InProcessConsumer implements MessageConsumer {
   /** Resolves when no batch of this member is in flight. */
   idle(): Promise<void> {
     return this.inFlight ?? Promise.resolve();
+  }
+
+  /** The partitions this member holds now, by topic. */
+  assignment(): PartitionAssignment {
+    const byTopic: Record<string, number[]> = {};
+    for (const tp of this.share) (byTopic[tp.topic.name] ??= []).push(tp.partition);
+    return byTopic;
   }
 
   assign(share: TopicPartition[]): void {

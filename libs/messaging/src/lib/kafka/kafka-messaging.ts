@@ -1,4 +1,10 @@
-import { ConfigResourceTypes, Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
+import {
+  AssignerProtocol,
+  ConfigResourceTypes,
+  Kafka,
+  Partitioners,
+  logLevel as KafkaLogLevel,
+} from 'kafkajs';
 import type { Admin, Consumer, KafkaConfig, LogEntry, Producer } from 'kafkajs';
 import type {
   BatchHandler,
@@ -8,9 +14,11 @@ import type {
   MessageHeaders,
   MessageProducer,
   Messaging,
+  GroupMember,
   MessagingAdmin,
   OutgoingMessage,
   PartitionAssignment,
+  PartitionLag,
   ProducerOptions,
   TopicSpec,
 } from '../messaging';
@@ -146,6 +154,49 @@ class KafkaAdmin implements MessagingAdmin {
 
   async deleteTopics(names: readonly string[]): Promise<void> {
     if (names.length > 0) await this.admin.deleteTopics({ topics: [...names] });
+  }
+
+  async listGroups(): Promise<string[]> {
+    const { groups } = await this.admin.listGroups();
+    return groups.map((group) => group.groupId).sort();
+  }
+
+  async consumerLag(groupId: string): Promise<PartitionLag[]> {
+    const committed = await this.admin.fetchOffsets({ groupId });
+    const lags: PartitionLag[] = [];
+    for (const { topic, partitions } of committed.sort((a, b) => a.topic.localeCompare(b.topic))) {
+      const ends = new Map(
+        (await this.admin.fetchTopicOffsets(topic)).map((offsets) => [offsets.partition, offsets]),
+      );
+      for (const { partition, offset } of partitions.sort((a, b) => a.partition - b.partition)) {
+        const end = Number(ends.get(partition)?.high ?? 0);
+        const low = Number(ends.get(partition)?.low ?? 0);
+        const next = Number(offset);
+        lags.push({
+          topic,
+          partition,
+          committed: next,
+          end,
+          lag: Math.max(0, end - (next < 0 ? low : next)),
+        });
+      }
+    }
+    return lags;
+  }
+
+  async groupMembers(groupId: string): Promise<GroupMember[]> {
+    const { groups } = await this.admin.describeGroups([groupId]);
+    return (groups[0]?.members ?? []).map((member) => {
+      const decoded =
+        member.memberAssignment.length > 0
+          ? AssignerProtocol.MemberAssignment.decode(member.memberAssignment)
+          : null;
+      return {
+        memberId: member.memberId,
+        clientId: member.clientId,
+        assignment: decoded?.assignment ?? {},
+      };
+    });
   }
 
   close(): Promise<void> {

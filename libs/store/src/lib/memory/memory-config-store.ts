@@ -168,6 +168,14 @@ export class MemoryConfigStore implements ConfigStore {
     db.outbox.length = kept;
   }
 
+  async unpublishedCount(): Promise<number> {
+    return this.open().outbox.length;
+  }
+
+  async ping(): Promise<void> {
+    this.open();
+  }
+
   /** Closes this store; the database stays, for the other stores that share it. */
   async close(): Promise<void> {
     this.closed = true;

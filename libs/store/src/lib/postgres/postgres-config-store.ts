@@ -212,6 +212,19 @@ export class PostgresConfigStore implements ConfigStore {
       .execute();
   }
 
+  async unpublishedCount(): Promise<number> {
+    const row = await this.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('published_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
   async close(): Promise<void> {
     await this.root.destroy();
   }

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { topicsFor } from '@policygen/events';
+import { env } from '@policygen/service-kit';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../app/config-service-options';
+
+/** Under Kafka's default 1 MiB message limit. */
+const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
+
+/** The config service's settings, from its environment (`readEnvironment` names what is wrong). */
+export const configServiceEnvironment = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL'),
+  KAFKA_BROKERS: env.brokers(),
+  HOST: env.host('0.0.0.0'),
+  PORT: env.port(3001),
+  LOG_LEVEL: env.logLevel(),
+  POLICYGEN_DB_SCHEMA: z.string().min(1).default('public'),
+  POLICYGEN_MAX_BODY_BYTES: z.coerce.number().int().positive().default(DEFAULT_BODY_LIMIT_BYTES),
+  POLICYGEN_MAX_EVENT_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_EVENT_BYTES),
+  POLICYGEN_TOPIC_NAMESPACE: z
+    .string()
+    .optional()
+    .superRefine((namespace, context) => {
+      try {
+        topicsFor(namespace);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  /** Signs the nodes' tokens; without it, none is issued. */
+  POLICYGEN_NODE_TOKEN_SECRET: env.secret().optional(),
+  POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
+  POLICYGEN_GENERATOR_GROUP: z.string().min(1).default('policygen-generator'),
+});

@@ -1,0 +1,28 @@
+import type { Histogram, Registry } from 'prom-client';
+import type { FeedBundle } from '@policygen/distribution';
+import { pipelineLagHistogram } from '@policygen/service-kit';
+
+/**
+ * The last stage of a change: the node fetched its new bundle. Counted once per node and bundle
+ * (an agent asks every few minutes; only the first fetch of a bundle ends its way).
+ */
+export class FetchRecorder {
+  private readonly lag: Histogram<'stage' | 'phase' | 'relay'>;
+  private readonly lastFetched = new Map<string, string>();
+
+  constructor(
+    private readonly relayId: string,
+    registry: Registry,
+  ) {
+    this.lag = pipelineLagHistogram(registry);
+  }
+
+  fetched(nodeId: string, bundle: FeedBundle, now = Date.now()): void {
+    if (this.lastFetched.get(nodeId) === bundle.hash) return;
+    this.lastFetched.set(nodeId, bundle.hash);
+    this.lag.observe(
+      { stage: 'fetched', phase: bundle.catchUp ? 'catchup' : 'steady', relay: this.relayId },
+      Math.max(0, now - Date.parse(bundle.committedAt)) / 1000,
+    );
+  }
+}

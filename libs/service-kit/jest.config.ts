@@ -1,0 +1,4 @@
+export default {
+  displayName: 'service-kit',
+  preset: '../../jest.preset.js',
+};

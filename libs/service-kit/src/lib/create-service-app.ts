@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import type { DynamicModule, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+
+export interface ServiceAppOptions {
+  /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
+  readonly httpAdapter?: ExpressAdapter | undefined;
+  /** Nest's JSON body parser (default on, up to `bodyLimit`); off when the service installs its own. */
+  readonly bodyParser?: boolean;
+  readonly bodyLimit?: string;
+}
+
+/**
+ * A service's Nest application, with Nest's own logs going to the service's JSON logger, not
+ * initialised: the caller connects its transports, then calls `init` (or `listen`).
+ */
+export async function createServiceApp(
+  module: Type | DynamicModule,
+  options: ServiceAppOptions = {},
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    module,
+    options.httpAdapter ?? new ExpressAdapter(),
+    // Fail by rejecting, not by exiting the process: the caller decides.
+    { bufferLogs: true, abortOnError: false, bodyParser: false },
+  );
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+  app.set('x-powered-by', false);
+  if (options.bodyParser ?? true) app.useBodyParser('json', { limit: options.bodyLimit ?? '64mb' });
+  return app;
+}

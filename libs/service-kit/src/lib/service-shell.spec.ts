@@ -1,0 +1,201 @@
+import { Controller, Get, Module, NotFoundException } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { Writable } from 'node:stream';
+import { z } from 'zod';
+import { parsePrometheusText, promtoolProblems } from '@policygen/testing-infra';
+import { createServiceApp } from './create-service-app';
+import { env, EnvironmentError, readEnvironment } from './environment';
+import type { ReadinessAnswer } from './readiness';
+import { ServiceLifecycle } from './service-lifecycle';
+import { ServiceShellModule } from './service-shell.module';
+
+@Controller('things')
+class ThingsController {
+  @Get('broken')
+  broken(): never {
+    throw new Error('the handler broke');
+  }
+
+  @Get('missing')
+  missing(): never {
+    throw new NotFoundException('no such thing');
+  }
+
+  @Get(':id')
+  thing(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+describe('ServiceShellModule', () => {
+  const lines: Record<string, unknown>[] = [];
+  let answer: ReadinessAnswer = { ready: false, reason: 'catching up: revision 3 of 7' };
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const logger = pino({ base: { service: 'test-service' }, level: 'debug' }, sink);
+    @Module({
+      imports: [
+        ServiceShellModule.forRoot({
+          service: 'test-service',
+          logger,
+          registry: new Registry(),
+          readiness: () => [
+            { name: 'work', check: () => answer },
+            { name: 'store', check: () => ({ ready: true }) },
+          ],
+          status: () => ({ revision: 7 }),
+        }),
+      ],
+      controllers: [ThingsController],
+    })
+    class TestModule {}
+    app = await createServiceApp(TestModule);
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+
+  afterAll(() => app.close());
+
+  const get = async (path: string): Promise<{ status: number; body: unknown; text: string }> => {
+    const response = await fetch(`${url}${path}`);
+    const text = await response.text();
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = null;
+    }
+    return { status: response.status, body, text };
+  };
+
+  it('is live at once, and ready only when every check is, with the reason in the body', async () => {
+    expect(await get('/health/live')).toMatchObject({
+      status: 200,
+      body: { status: 'ok', service: 'test-service' },
+    });
+    const starting = await get('/health/ready');
+    expect(starting.status).toBe(503);
+    expect(starting.body).toMatchObject({
+      status: 'error',
+      error: { work: { status: 'down', reason: 'catching up: revision 3 of 7' } },
+      info: { store: { status: 'up' } },
+    });
+    answer = { ready: true };
+    expect(await get('/health/ready')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    answer = { ready: true, degraded: true, reason: '2 nodes fail', details: { failingNodes: 2 } };
+    expect(await get('/health/ready')).toMatchObject({
+      status: 200,
+      body: {
+        status: 'ok',
+        degraded: true,
+        info: { work: { degraded: true, failingNodes: 2, reason: '2 nodes fail' } },
+      },
+    });
+    expect(await get('/status')).toMatchObject({ status: 200, body: { revision: 7 } });
+  });
+
+  it('turns unready as soon as it starts stopping', async () => {
+    answer = { ready: true };
+    app.get(ServiceLifecycle).stopping = true;
+    try {
+      expect(await get('/health/ready')).toMatchObject({
+        status: 503,
+        body: { error: { lifecycle: { reason: 'stopping' } } },
+      });
+    } finally {
+      app.get(ServiceLifecycle).stopping = false;
+    }
+  });
+
+  it('answers a throwing handler with a JSON 500, logged as one JSON line with the stack', async () => {
+    lines.length = 0;
+    const broken = await get('/things/broken?secret=1');
+    expect(broken).toMatchObject({
+      status: 500,
+      body: { statusCode: 500, message: 'Internal server error' },
+    });
+    expect(broken.text).not.toContain('the handler broke');
+    const logged = lines.find((line) => line['level'] === 50);
+    expect(logged).toMatchObject({
+      service: 'test-service',
+      req: { method: 'GET', path: '/things/broken' },
+      res: { statusCode: 500 },
+      err: { message: 'the handler broke' },
+    });
+    expect(String((logged?.['err'] as { stack?: string }).stack)).toContain('ThingsController.broken');
+    expect(typeof logged?.['responseTime']).toBe('number');
+  });
+
+  it('logs every request with method, path, status and duration; client errors stay 4xx', async () => {
+    lines.length = 0;
+    expect((await get('/things/missing')).status).toBe(404);
+    expect((await get('/things/42')).status).toBe(200);
+    expect(lines.map((line) => [line['level'], line['req'], line['res']])).toEqual([
+      [40, { method: 'GET', path: '/things/missing' }, { statusCode: 404 }],
+      [30, { method: 'GET', path: '/things/42' }, { statusCode: 200 }],
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/authorization|cookie/i);
+  });
+
+  it('serves its metrics with the HTTP durations by route pattern', async () => {
+    await get('/things/1');
+    await get('/things/2');
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(200);
+    const families = parsePrometheusText(metrics.text);
+    expect(families.get('policygen_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
+    const routes = (families.get('policygen_http_request_duration_seconds_count')?.samples ?? []).map(
+      (sample) => sample.labels,
+    );
+    expect(routes).toContainEqual({ method: 'GET', route: '/things/:id', status_code: '200' });
+    expect(routes).toContainEqual({ method: 'GET', route: '/things/broken', status_code: '500' });
+    expect(promtoolProblems(metrics.text)).toEqual([]);
+  });
+});
+
+describe('readEnvironment', () => {
+  const schema = z.object({
+    KAFKA_BROKERS: env.brokers(),
+    PORT: env.port(3002),
+    REDIS_URL: env.url(),
+    SECRET: env.secret().optional(),
+  });
+
+  it('reads the variables, with defaults, empty values counting as unset', () => {
+    expect(
+      readEnvironment(schema, { KAFKA_BROKERS: 'k1:9092, k2:9093', PORT: '', REDIS_URL: 'redis://r:6379' }),
+    ).toEqual({
+      KAFKA_BROKERS: ['k1:9092', 'k2:9093'],
+      PORT: 3002,
+      REDIS_URL: 'redis://r:6379',
+    });
+  });
+
+  it('names every wrong or missing variable at once', () => {
+    let error: unknown;
+    try {
+      readEnvironment(schema, { KAFKA_BROKERS: 'nowhere', PORT: 'eighty', SECRET: 'short' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(EnvironmentError);
+    const problems = (error as EnvironmentError).problems;
+    expect(problems.map((problem) => problem.split(':')[0])).toEqual([
+      'KAFKA_BROKERS',
+      'PORT',
+      'REDIS_URL',
+      'SECRET',
+    ]);
+    expect(problems[1]).toContain('"eighty"');
+  });
+});
