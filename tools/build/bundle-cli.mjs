@@ -1,19 +1,24 @@
 // Bundles the policygen CLI (apps/cli) and the libraries it uses into one file, dist/cli/policygen.js,
 // which apps/cli/bin/policygen.js (`npx policygen`) runs, and the generation pool's worker into
 // dist/cli/generation-worker.js, next to it, where the bundled pool looks for it; and each service
-// into dist/<service>/main.js.
+// into dist/<service>/main.js; and the dashboard (apps/dashboard, a static single-page app) with
+// Vite into dist/dashboard (index.html and assets/), which the services serve.
 // `npm ci` runs it through `prepare`.
-// Each file is written aside then renamed, so a concurrent reader never sees half a bundle.
+// Each file is written aside then renamed, so a concurrent reader never sees half a bundle; the
+// dashboard's index.html is renamed last, and its assets no index.html names any more are removed.
 import { build } from 'esbuild';
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build as viteBuild } from 'vite';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli', 'policygen.js');
 const worker = join(root, 'dist', 'cli', 'generation-worker.js');
 /** The services, each run as its own process (`node dist/<service>/main.js`). */
 const services = ['config-service', 'generator-service', 'distribution-service', 'relay'];
+
+const dashboard = join(root, 'dist', 'dashboard');
 
 const OPTIONAL_NEST_MODULES = [
   // The clients of @nestjs/microservices's own transports; ours is the messaging port.
@@ -51,8 +56,43 @@ const common = {
   write: false,
 };
 
+/**
+ * The dashboard's files, built in memory by Vite with apps/dashboard/vite.config.ts (its outDir
+ * names the same dist/dashboard, for a plain `vite build`), index.html last.
+ */
+async function buildDashboard() {
+  const result = await viteBuild({
+    configFile: join(root, 'apps', 'dashboard', 'vite.config.ts'),
+    // Vite's module runner loads the TypeScript config as the ES module it is, without a warning.
+    configLoader: 'runner',
+    logLevel: 'warn',
+    build: { write: false },
+  });
+  const index = join(dashboard, 'index.html');
+  const files = (Array.isArray(result) ? result : [result])
+    .flatMap((output) => output.output)
+    .map((item) => ({
+      path: join(dashboard, item.fileName),
+      contents: item.type === 'chunk' ? item.code : item.source,
+    }));
+  return [...files.filter((file) => file.path !== index), ...files.filter((file) => file.path === index)];
+}
+
+/**
+ * Removes the files under dist/dashboard this build did not write (older hashed assets), but not
+ * another build's files still being written aside.
+ */
+async function pruneDashboard(written) {
+  const keep = new Set(written);
+  for (const entry of await readdir(dashboard, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isFile() && !keep.has(path) && !/\.tmp-\d+$/.test(path)) await rm(path, { force: true });
+  }
+}
+
 try {
-  const results = await Promise.all([
+  const [dashboardFiles, ...results] = await Promise.all([
+    buildDashboard(),
     build({
       ...common,
       entryPoints: [join(root, 'apps', 'cli', 'src', 'main.ts')],
@@ -77,15 +117,16 @@ try {
       }),
     ),
   ]);
-  for (const file of results.flatMap((result) => result.outputFiles)) {
+  for (const file of [...results.flatMap((result) => result.outputFiles), ...dashboardFiles]) {
     await mkdir(dirname(file.path), { recursive: true });
     const staging = `${file.path}.tmp-${process.pid}`;
     await writeFile(staging, file.contents);
     if (file.path === cli) await chmod(staging, 0o755);
     await rename(staging, file.path);
   }
+  await pruneDashboard(dashboardFiles.map((file) => file.path));
 } catch (error) {
-  // esbuild has printed the errors already.
+  // esbuild and Vite have printed the errors already.
   process.stderr.write(
     `bundle-cli: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
   );

@@ -39,6 +39,9 @@ command -v cf-promises >/dev/null || need_package cfengine3
 # promtool (package prometheus) checks every service's /metrics as Prometheus itself reads them.
 command -v promtool >/dev/null || need_package prometheus
 
+# The dashboard's browser test drives the system's Chromium (playwright-core never downloads one).
+command -v chromium >/dev/null || need_package chromium
+
 if ((${#missing_packages[@]} > 0)); then
   command -v apt-get >/dev/null || { say "missing: ${missing_packages[*]}; install them (no apt-get here)"; exit 1; }
   say "installing ${missing_packages[*]} with apt-get"

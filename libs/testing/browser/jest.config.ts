@@ -1,0 +1,4 @@
+export default {
+  displayName: 'testing-browser',
+  preset: '../../../jest.preset.js',
+};

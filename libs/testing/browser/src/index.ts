@@ -1,0 +1,1 @@
+export { ChromiumNotFoundError, findChromium, launchChromium, type ChromiumSearch } from './lib/chromium';
