@@ -1,6 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json';
 import { defineBench } from './commands/bench';
+import { defineDashboard } from './commands/dashboard';
+import { defineLag } from './commands/lag';
+import { defineStatus } from './commands/status';
 import { defineExplain } from './commands/explain';
 import { defineGenerate } from './commands/generate';
 import { defineGraph } from './commands/graph';
@@ -39,6 +42,9 @@ export function buildProgram(context: CommandContext): Command {
     defineBench,
     defineDemo,
     defineStart,
+    defineStatus,
+    defineLag,
+    defineDashboard,
   ]) {
     define(program, context);
   }

@@ -19,6 +19,7 @@ import { startRelay } from '@policygen/relay';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import { prefixedChecks } from '@policygen/service-kit';
 import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
+import { dashboardFiles } from '../dashboard/dashboard-files';
 
 export interface EmbeddedPipelineOptions {
   readonly host: string;
@@ -77,6 +78,11 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     logger: logger.child({ service: 'config-service' }),
     extraReadiness: () => services,
   });
+  try {
+    root.use(dashboardFiles());
+  } catch (error) {
+    logger.warn({ err: error }, 'the dashboard is not served');
+  }
   root.use(configExpress);
 
   const server = createServer(root);

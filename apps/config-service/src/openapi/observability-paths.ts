@@ -78,6 +78,21 @@ export function observabilityPaths(): Record<string, PathItemObject> {
         responses: { '200': json(ref('NodeStatus'), 'The node'), '404': error('No such node') },
       },
     },
+    '/api/v1/nodes/{id}/explain': {
+      get: {
+        tags: ['pipeline'],
+        summary:
+          'Why the node gets its policies in this order: drafts, merged values, relationships, sources',
+        parameters: [path('id')],
+        responses: {
+          '200': json(
+            { type: 'object', additionalProperties: true },
+            'The explanation (as `policygen explain --json`)',
+          ),
+          '404': error('No such node'),
+        },
+      },
+    },
     '/api/v1/failures': {
       get: {
         tags: ['pipeline'],

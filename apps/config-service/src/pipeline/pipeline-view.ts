@@ -262,8 +262,14 @@ export class PipelineView {
     });
   }
 
+  /**
+   * The newest revision nodes were generated at, and the newest whose bundles are all in the root
+   * feed: a revision that changed no bundle (or only failed) is distributed once what came before is.
+   */
   revisions(): { readonly generated: number; readonly distributed: number } {
-    return { generated: this.newestGenerated, distributed: this.relayState.get('root')?.revision ?? 0 };
+    const root = this.relayState.get('root');
+    const distributed = root && root.undelivered.size === 0 ? this.newestGenerated : (root?.revision ?? 0);
+    return { generated: this.newestGenerated, distributed };
   }
 
   throughput(now = Date.now()): {

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Param, Query, Sse } from '@nestjs/common';
 import type { MessageEvent } from '@nestjs/common';
+import type { NodeExplanation } from '@policygen/engine';
 import type { NodeFailure } from '@policygen/events';
 import { from, interval, map, startWith, switchMap } from 'rxjs';
 import type { Observable } from 'rxjs';
@@ -33,6 +34,14 @@ export class PipelineController {
     const status = this.pipeline.nodeStatus(nodeId);
     if (!status) throw notFound(`node ${nodeId}`);
     return status;
+  }
+
+  /** Why the node gets its policies in this order (`policygen explain`), at the current revision. */
+  @Get('nodes/:id/explain')
+  explain(@Param('id') nodeId: string): NodeExplanation {
+    const explanation = this.pipeline.explain(nodeId);
+    if (!explanation) throw notFound(`node ${nodeId}`);
+    return explanation;
   }
 
   @Get('failures')

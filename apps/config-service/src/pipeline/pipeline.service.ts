@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { explainNode } from '@policygen/engine';
+import type { NodeExplanation } from '@policygen/engine';
 import { TOPICS, parseEvent } from '@policygen/events';
 import type { FailureQuery, NodeFailure, TopicNames } from '@policygen/events';
 import type { GroupMember, MessageConsumer, Messaging } from '@policygen/messaging';
@@ -165,6 +167,11 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
     return this.view.nodeStatus(nodeId, revision, index.nodes.has(nodeId));
   }
 
+  explain(nodeId: string): NodeExplanation | null {
+    const { revision, index } = this.state.current;
+    return index.nodes.has(nodeId) ? explainNode(index, nodeId, { revision }) : null;
+  }
+
   failures(query: FailureQuery): {
     readonly total: number;
     readonly items: NodeFailure[];
@@ -207,6 +214,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
         .sort((a, b) => (a.relayId < b.relayId ? -1 : 1)),
     ];
     const counts = this.nodesPerRelay();
+    const ownTopics = new Set<string>(Object.values(this.settings.topics));
     return {
       revisions: { committed: revision, ...this.view.revisions() },
       failingNodes: this.view.failures.count,
@@ -216,6 +224,8 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
       consumers: consumers.flatMap(({ group, partitions }) => {
         const byTopic = new Map<string, { partition: number; lag: number }[]>();
         for (const { topic, partition, lag } of partitions) {
+          // Groups of other deployments on the same bus are theirs.
+          if (!ownTopics.has(topic)) continue;
           const list = byTopic.get(topic) ?? [];
           list.push({ partition, lag });
           byTopic.set(topic, list);

@@ -18,7 +18,8 @@ const FRESH_MS = 2_000;
  */
 export class BusMonitor {
   private admin: Promise<MessagingAdmin> | null = null;
-  private lags: { readonly at: number; readonly value: Promise<GroupLag[]> } | null = null;
+  private lags: { readonly at: number; readonly groups: string; readonly value: Promise<GroupLag[]> } | null =
+    null;
   private reachable: { readonly at: number; readonly value: Promise<ReadinessAnswer> } | null = null;
 
   constructor(
@@ -43,16 +44,18 @@ export class BusMonitor {
 
   /** The lag of each watched group, per partition. */
   consumerLag(): Promise<GroupLag[]> {
-    if (this.lags && Date.now() - this.lags.at < FRESH_MS) return this.lags.value;
+    const groups = [...this.groups()];
+    const key = groups.join('\n');
+    if (this.lags && this.lags.groups === key && Date.now() - this.lags.at < FRESH_MS) return this.lags.value;
     const value = this.connect().then(async (admin) => {
       const result: GroupLag[] = [];
-      for (const group of this.groups()) result.push({ group, partitions: await admin.consumerLag(group) });
+      for (const group of groups) result.push({ group, partitions: await admin.consumerLag(group) });
       return result;
     });
     value.catch(() => {
       this.lags = null;
     });
-    this.lags = { at: Date.now(), value };
+    this.lags = { at: Date.now(), groups: key, value };
     return value;
   }
 

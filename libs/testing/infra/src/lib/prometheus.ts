@@ -1,3 +1,5 @@
+// The package ships no types: the declaration beside this file gives them, to every project that imports this one.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="./parse-prometheus-text-format.d.ts" />
 import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
