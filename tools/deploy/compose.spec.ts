@@ -12,7 +12,13 @@ const root = join(__dirname, '..', '..');
 const COMPOSE_FILE = 'docker-compose.yml';
 const BUNDLER = 'tools/build/bundle-cli.mjs';
 const NODE_IMAGE = 'node:20-bookworm-slim';
-const APPS = ['config-service', 'generator-service', 'distribution-service', 'relay'] as const;
+const APPS = [
+  'config-service',
+  'generator-service',
+  'distribution-service',
+  'relay',
+  'dashboard-server',
+] as const;
 const TOKEN_SECRET = 'POLICYGEN_NODE_TOKEN_SECRET';
 
 function read(path: string): string {

@@ -27,6 +27,7 @@ const JOB_OF_TARGET: Readonly<Record<string, string>> = {
   'generator-service': 'generator',
   'distribution-service': 'distribution-service',
   relay: 'relay',
+  dashboard: 'dashboard',
 };
 
 /** The labels Prometheus gives every series it scrapes. */

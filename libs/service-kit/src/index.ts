@@ -9,3 +9,4 @@ export * from './lib/run-service';
 export * from './lib/http-metrics.middleware';
 export * from './lib/pipeline-lag';
 export * from './lib/bus-monitor';
+export * from './lib/dashboard-files';

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import { Option } from 'commander';
 import express from 'express';
-import { apiProxy, dashboardFiles } from '../dashboard/dashboard-files';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { apiProxy, dashboardFiles } from '@policygen/service-kit';
 import { EXIT_OK, InputError } from '../errors';
 import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
@@ -36,8 +37,24 @@ export const defineDashboard: CommandDefinition = (program, { streams, exitWith 
       }
       const app = express();
       app.disable('x-powered-by');
+      const registry = new Registry();
+      collectDefaultMetrics({ register: registry });
       app.get('/health/live', (_request, response) => {
         response.json({ status: 'ok', service: 'dashboard' });
+      });
+      // Ready when the API it shows answers.
+      app.get('/health/ready', async (_request, response) => {
+        const live = `${options.api.replace(/\/+$/, '')}/health/live`;
+        const answer = await fetch(live, { signal: AbortSignal.timeout(3_000) }).then(
+          (reply) => reply.ok,
+          () => false,
+        );
+        response
+          .status(answer ? 200 : 503)
+          .json(answer ? { status: 'ok' } : { status: 'error', reason: `${live} does not answer` });
+      });
+      app.get('/metrics', async (_request, response) => {
+        response.type('text/plain; version=0.0.4').send(await registry.metrics());
       });
       app.use(apiProxy(options.api));
       app.use(dashboardFiles());

@@ -19,7 +19,7 @@ import { startRelay } from '@policygen/relay';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import { prefixedChecks } from '@policygen/service-kit';
 import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
-import { dashboardFiles } from '../dashboard/dashboard-files';
+import { dashboardFiles } from '@policygen/service-kit';
 
 export interface EmbeddedPipelineOptions {
   readonly host: string;

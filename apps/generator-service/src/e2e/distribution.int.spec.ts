@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import { extract } from 'tar-stream';
 import { buildDemoFleet } from '@policygen/fleets';
-import { eventually } from '@policygen/testing-infra';
+import { spawnSync } from 'node:child_process';
+import { eventually, parsePrometheusText, promtoolProblems, workspaceRoot } from '@policygen/testing-infra';
 import type { Entity, ServiceProcess } from '../testing/pipeline';
 import { generateTreesWithCli, Pipeline } from '../testing/pipeline';
 
@@ -14,6 +15,19 @@ import { generateTreesWithCli, Pipeline } from '../testing/pipeline';
  */
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
+
+/** The policygen command line, as ops run it against the pipeline. */
+function policygen(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(
+    process.execPath,
+    [join(workspaceRoot(), 'dist', 'cli', 'policygen.js'), ...args],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
 
 interface Fetched {
   readonly status: number;
@@ -325,4 +339,128 @@ describe('distribution: from a config change to the node, through two levels of 
     for (const nodeId of euNodes.filter((id) => id !== moved).slice(0, 5))
       expect((await fetchPolicies(relayEu, nodeId, await token(nodeId))).status).toBe(200);
   });
+
+  it('reports itself: every service ready and its metrics, the status and lag commands, a failing node and its mending', async () => {
+    const distribution = pipeline.distribution as ServiceProcess;
+    const services: { readonly name: string; readonly url: string; readonly metrics: string[] }[] = [
+      {
+        name: 'config-service',
+        url: pipeline.configUrl,
+        metrics: ['policygen_config_changes_total', 'policygen_config_outbox_backlog'],
+      },
+      ...pipeline.generators.map((generator) => ({
+        name: `generator ${generator.instanceId}`,
+        url: generator.url,
+        metrics: [
+          'policygen_generator_nodes_total',
+          'policygen_generator_cache_requests_total',
+          'policygen_kafka_consumer_lag',
+        ],
+      })),
+      {
+        name: 'distribution-service',
+        url: distribution.url,
+        metrics: ['policygen_pipeline_lag_seconds', 'policygen_kafka_consumer_lag'],
+      },
+      ...[root, relayEu].map((relay) => ({
+        name: relay.name,
+        url: relay.url,
+        metrics: ['policygen_relay_feed_entries_behind', 'policygen_relay_revisions_behind'],
+      })),
+    ];
+    for (const service of services) {
+      await eventually(async () => (await fetch(`${service.url}/health/ready`)).status === 200, {
+        what: `${service.name} to be ready`,
+      });
+      const text = await (await fetch(`${service.url}/metrics`)).text();
+      const families = parsePrometheusText(text);
+      for (const name of [...service.metrics, 'policygen_http_request_duration_seconds'])
+        expect({ service: service.name, name, present: families.has(name) }).toEqual({
+          service: service.name,
+          name,
+          present: true,
+        });
+      expect(promtoolProblems(text).filter((problem) => problem.startsWith('policygen_'))).toEqual([]);
+    }
+    const behind = parsePrometheusText(await (await fetch(`${relayEu.url}/metrics`)).text()).get(
+      'policygen_relay_feed_entries_behind',
+    );
+    expect(behind?.samples).toEqual([{ labels: { relay: 'relay-eu' }, value: 0 }]);
+
+    await eventually(
+      () => policygen('status', '--url', pipeline.configUrl, '--settle', '1000').status === 0,
+      {
+        what: 'policygen status to find the pipeline sound',
+      },
+    );
+    const status = JSON.parse(policygen('status', '--url', pipeline.configUrl, '--json').stdout) as {
+      status: { generators: { partitions: number[] }[]; relays: { relayId: string; behind: number }[] };
+    };
+    expect(
+      status.status.generators.flatMap((generator) => generator.partitions).sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(status.status.relays.find((relay) => relay.relayId === 'relay-eu')?.behind).toBe(0);
+    const lag = JSON.parse(
+      policygen('lag', '--url', pipeline.configUrl, '--json', '--window', '600').stdout,
+    ) as {
+      steady: { stage: string; count: number }[];
+      catchUp: { stage: string; count: number }[];
+    };
+    const counted = (stages: { stage: string; count: number }[]) =>
+      stages.find((stage) => stage.stage === 'relay')?.count ?? 0;
+    // The import travelled as "left out, read the snapshot": its bundles are a catch-up's.
+    expect(counted(lag.catchUp)).toBeGreaterThan(100);
+    expect(counted(lag.steady)).toBeGreaterThan(0);
+
+    // A directive that requires one these nodes do not have: they fail, keep their bundle, and say so.
+    const directive = (await pipeline.request('GET', '/api/v1/directives/cron-db-backup')).body as Entity;
+    const broken = await pipeline.request('PUT', '/api/v1/directives/cron-db-backup', {
+      ...directive,
+      require: [...((directive['require'] as string[]) ?? []), 'dir-app'],
+    });
+    expect(broken.status).toBe(200);
+    let failing = '';
+    await eventually(
+      async () => {
+        const page = (await pipeline.request('GET', '/api/v1/failures?code=MISSING_DEPENDENCY')).body as {
+          items: { nodeId: string; directiveIds: string[] }[];
+        };
+        failing = page.items[0]?.nodeId ?? '';
+        return failing !== '';
+      },
+      { what: 'the failing nodes to be listed' },
+    );
+    const nodeStatus = (await pipeline.request('GET', `/api/v1/nodes/${failing}/status`)).body as {
+      failure: { code: string; directiveIds: string[] } | null;
+      generation: { lastGoodRevision: number | null };
+    };
+    expect(nodeStatus.failure).toMatchObject({
+      code: 'MISSING_DEPENDENCY',
+      directiveIds: expect.arrayContaining(['cron-db-backup']),
+    });
+    expect(nodeStatus.generation.lastGoodRevision).toBeGreaterThan(0);
+    const failingStatus = policygen('status', '--url', pipeline.configUrl, '--settle', '0');
+    expect(failingStatus.status).toBe(1);
+    expect(failingStatus.stdout).toContain(`${failing}  MISSING_DEPENDENCY`);
+    const generatorReady = (await (await fetch(`${pipeline.generators[0]?.url}/health/ready`)).json()) as {
+      degraded?: boolean;
+    };
+    expect(generatorReady.degraded).toBe(true);
+
+    expect((await pipeline.request('PUT', '/api/v1/directives/cron-db-backup', directive)).status).toBe(200);
+    await eventually(
+      async () => ((await pipeline.request('GET', '/api/v1/failures')).body as { total: number }).total === 0,
+      { what: 'the failures to clear' },
+    );
+    expect(
+      ((await pipeline.request('GET', `/api/v1/nodes/${failing}/status`)).body as { failure: unknown })
+        .failure,
+    ).toBeNull();
+    await eventually(
+      () => policygen('status', '--url', pipeline.configUrl, '--settle', '1000').status === 0,
+      {
+        what: 'policygen status to find the pipeline sound again',
+      },
+    );
+  }, 120_000);
 });

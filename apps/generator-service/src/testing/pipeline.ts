@@ -166,6 +166,8 @@ export class Pipeline {
         POLICYGEN_DB_SCHEMA: this.schema,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
         POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+        POLICYGEN_GENERATOR_GROUP: `generator-${this.id}`,
+        POLICYGEN_PARTITIONS: '6',
         // Below the demo fleet's import: imports travel as "left out, read the snapshot".
         POLICYGEN_MAX_EVENT_BYTES: String(64 * 1024),
       },

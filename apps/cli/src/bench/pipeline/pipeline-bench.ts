@@ -190,7 +190,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     );
     await waitFor(
       'the distribution-service to be ready',
-      async () => (await health(distribution.url))['status'] === 'ok',
+      async () => (await health(distribution.url))['ready'] === true,
       90_000,
     );
     check();

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import express from 'express';
 import type { Router } from 'express';
 
 /**
- * Where the built dashboard is (`npm run build` writes dist/dashboard): beside the bundled CLI
- * (dist/cli/../dashboard), or under the working directory when run from the sources.
+ * Where the built dashboard is (`npm run build` writes dist/dashboard): beside the bundle that runs
+ * (dist/cli/../dashboard, dist/dashboard-server/../dashboard), or under the working directory when
+ * run from the sources.
  */
 export function dashboardDirectory(): string {
   const candidates = [join(__dirname, '..', 'dashboard'), join(process.cwd(), 'dist', 'dashboard')];
@@ -76,7 +77,8 @@ export function apiProxy(apiUrl: string): Router {
         response.end();
         return;
       }
-      Readable.fromWeb(answer.body as unknown as WebReadableStream).pipe(response);
+      // A reader that goes away (a closed tab ends its event stream) aborts the answer: no error of ours.
+      pipeline(Readable.fromWeb(answer.body as unknown as WebReadableStream), response, () => undefined);
     } catch (error) {
       if (abort.signal.aborted) return;
       if (!response.headersSent)
