@@ -4,7 +4,7 @@ import type { IncomingMessage, Messaging, MessageConsumer } from '@policygen/mes
 
 interface Step {
   readonly revision: number;
-  /** 0 committed, 1 generated (and failed), 2 on a relay: the order lines are printed in. */
+  /** 0 committed, 1 generated (and failed), 2 on a relay, 3 fetched by the node: the order lines are printed in. */
   readonly stage: number;
   readonly relayId: string;
   readonly nodeIds: string[];
@@ -45,6 +45,8 @@ function describe(step: Step, colour: (text: string, code: string) => string): s
   if (step.stage === 0) return [`${prefix} committed`];
   if (step.stage === 2)
     return [`${prefix}     on relay ${step.relayId}: ${summarise(step.nodeIds, 'nodes')} ${lag}`];
+  if (step.stage === 3)
+    return [`${prefix}       fetched by ${summarise(step.nodeIds, 'nodes')} from ${step.relayId} ${lag}`];
   const lines: string[] = [];
   if (step.nodeIds.length > 0 || step.removed > 0)
     lines.push(
@@ -120,12 +122,14 @@ export async function printFlow(
     }
     const event = JSON.parse(message.value.toString('utf8')) as Record<string, unknown>;
     const revision = Number(event['revision']);
-    const stage = topic === TOPICS.configChanges ? 0 : topic === TOPICS.nodeBundles ? 1 : 2;
+    const fetched = event['type'] === 'node.fetched';
+    const stage = topic === TOPICS.configChanges ? 0 : topic === TOPICS.nodeBundles ? 1 : fetched ? 3 : 2;
     const current = step(revision, stage, String(event['relayId'] ?? ''));
     if (stage === 0) return;
     current.nodeIds.push(String(event['nodeId']));
     if (event['type'] === 'node.deleted') current.removed++;
-    current.lagMs = Math.max(current.lagMs, Date.now() - Date.parse(String(event['committedAt'])));
+    const at = fetched ? Date.parse(String(event['fetchedAt'])) : Date.now();
+    current.lagMs = Math.max(current.lagMs, at - Date.parse(String(event['committedAt'])));
   };
   await consumer.start(async (batch) => {
     for (const message of batch.messages) record(message, batch.topic);

@@ -212,7 +212,16 @@ export function observabilitySchemas(): Record<string, SchemaObject> {
             current: { type: 'boolean' },
           },
         }),
-        fetched: { type: 'null' },
+        fetched: nullable({
+          type: 'object',
+          properties: {
+            relayId: text,
+            revision: integer,
+            hash: text,
+            fetchedAt: time,
+            current: { type: 'boolean' },
+          },
+        }),
       },
     },
     RevisionProgress: {

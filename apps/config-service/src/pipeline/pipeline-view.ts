@@ -43,8 +43,14 @@ export interface NodeStatus {
     readonly confirmedAt: string | null;
     readonly current: boolean;
   }[];
-  /** When the node itself fetched its bundle from its relay: relays report it only in their own metrics so far. */
-  readonly fetched: null;
+  /** The newest bundle the node itself fetched from its relay, and when (null: not since the view began). */
+  readonly fetched: {
+    readonly relayId: string;
+    readonly revision: number;
+    readonly hash: string;
+    readonly fetchedAt: string;
+    readonly current: boolean;
+  } | null;
 }
 
 export interface RevisionProgress {
@@ -83,6 +89,7 @@ interface NodeState {
   readonly relays: Map<string, { revision: number; hash: string; confirmedAt: string }>;
   /** The bundle whose generated/distributed stages were counted (once per bundle, not per relay). */
   counted: string | null;
+  fetched: { relayId: string; revision: number; hash: string; fetchedAt: string } | null;
 }
 
 /** One bucket per second of the last minute. */
@@ -173,6 +180,17 @@ export class PipelineView {
 
   distribution(event: DistributionEvent, now = Date.now()): void {
     const node = this.node(event.nodeId);
+    if (event.type === 'node.fetched') {
+      if (node.fetched && node.fetched.revision > event.revision) return;
+      node.fetched = {
+        relayId: event.relayId,
+        revision: event.revision,
+        hash: event.hash,
+        fetchedAt: event.fetchedAt,
+      };
+      this.sample('fetched', event.catchUp ? 'catchup' : 'steady', event.lagMs, now);
+      return;
+    }
     const held = node.relays.get(event.relayId);
     if (held && held.revision > event.revision) return;
     node.relays.set(event.relayId, {
@@ -226,7 +244,7 @@ export class PipelineView {
           current: held !== undefined && held.hash === node?.wanted,
         };
       }),
-      fetched: null,
+      fetched: node?.fetched ? { ...node.fetched, current: node.fetched.hash === node.wanted } : null,
     };
   }
 
@@ -317,7 +335,10 @@ export class PipelineView {
   private node(nodeId: string): NodeState {
     let node = this.nodes.get(nodeId);
     if (!node)
-      this.nodes.set(nodeId, (node = { generation: null, wanted: null, relays: new Map(), counted: null }));
+      this.nodes.set(
+        nodeId,
+        (node = { generation: null, wanted: null, relays: new Map(), counted: null, fetched: null }),
+      );
     return node;
   }
 

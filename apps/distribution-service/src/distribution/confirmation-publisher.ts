@@ -1,14 +1,15 @@
 import type { Logger } from 'pino';
 import type { Histogram, Registry } from 'prom-client';
 import type { Confirmation, ConfirmationSink } from '@policygen/distribution';
-import type { DistributionEvent } from '@policygen/events';
+import type { DistributionEvent, NodeFetchedEvent } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { pipelineLagHistogram } from '@policygen/service-kit';
 
 /**
  * The root's end of the confirmations relays pass up: one `distribution.confirmed` event each
  * (keyed by relay), and the pipeline's lag per stage from the revision's commit — generated,
- * written to the root feed, on the relay — a catch-up's bundles apart from a change's own.
+ * written to the root feed, on the relay — a catch-up's bundles apart from a change's own. Fetch
+ * reports (a node fetched its bundle) become `node.fetched` events; their lag is the relay's metric.
  */
 export class ConfirmationPublisher implements ConfirmationSink {
   private readonly lag: Histogram<'stage' | 'phase' | 'relay'>;
@@ -26,6 +27,7 @@ export class ConfirmationPublisher implements ConfirmationSink {
     if (confirmations.length === 0) return;
     const events = confirmations.map((confirmation): DistributionEvent => {
       const committed = Date.parse(confirmation.committedAt);
+      if (confirmation.fetchedAt !== undefined) return fetched(confirmation, confirmation.fetchedAt);
       const phase = confirmation.catchUp ? 'catchup' : 'steady';
       const relay = confirmation.relayId;
       const stages = [
@@ -35,10 +37,11 @@ export class ConfirmationPublisher implements ConfirmationSink {
       ] as const;
       for (const [stage, at] of stages)
         this.lag.observe({ stage, phase, relay }, Math.max(0, Date.parse(at) - committed) / 1000);
+      const { fetchedAt: _none, ...confirmed } = confirmation;
       return {
         schemaVersion: 1,
         type: 'distribution.confirmed',
-        ...confirmation,
+        ...confirmed,
         lagMs: Math.max(0, Date.parse(confirmation.confirmedAt) - committed),
       };
     });
@@ -48,4 +51,19 @@ export class ConfirmationPublisher implements ConfirmationSink {
     );
     this.logger.debug({ confirmations: events.length }, 'relay confirmations published');
   }
+}
+
+function fetched(report: Confirmation, fetchedAt: string): NodeFetchedEvent {
+  return {
+    schemaVersion: 1,
+    type: 'node.fetched',
+    relayId: report.relayId,
+    nodeId: report.nodeId,
+    hash: report.hash,
+    revision: report.revision,
+    committedAt: report.committedAt,
+    fetchedAt,
+    lagMs: Math.max(0, Date.parse(fetchedAt) - Date.parse(report.committedAt)),
+    ...(report.catchUp ? { catchUp: true } : {}),
+  };
 }

@@ -412,6 +412,24 @@ describe('distribution: from a config change to the node, through two levels of 
     expect(counted(lag.catchUp)).toBeGreaterThan(100);
     expect(counted(lag.steady)).toBeGreaterThan(0);
 
+    // A node's fetch ends its change's way: its relay reports it, and its status says so.
+    const fetcher = euNodes[1] ?? '';
+    expect((await fetchPolicies(relayEu, fetcher, await token(fetcher))).status).toBe(200);
+    await eventually(
+      async () => {
+        const fetched = (
+          (await pipeline.request('GET', `/api/v1/nodes/${fetcher}/status`)).body as {
+            fetched: { relayId: string; current: boolean } | null;
+          }
+        ).fetched;
+        return fetched?.relayId === 'relay-eu' && fetched.current;
+      },
+      { what: `${fetcher}'s fetch in its status` },
+    );
+    expect(
+      pipeline.events.fetches.some((event) => event.nodeId === fetcher && event.relayId === 'relay-eu'),
+    ).toBe(true);
+
     // A directive that requires one these nodes do not have: they fail, keep their bundle, and say so.
     const directive = (await pipeline.request('GET', '/api/v1/directives/cron-db-backup')).body as Entity;
     const broken = await pipeline.request('PUT', '/api/v1/directives/cron-db-backup', {

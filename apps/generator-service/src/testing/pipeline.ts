@@ -8,7 +8,9 @@ import addFormats from 'ajv-formats';
 import { Pool } from 'pg';
 import { createClient } from 'redis';
 import type {
+  DistributionConfirmedEvent,
   DistributionEvent,
+  NodeFetchedEvent,
   NodeBundleEvent,
   GenerationEvent,
   Topic,
@@ -46,7 +48,8 @@ function bundled(service: string): string {
 export class EventLog {
   readonly bundles: NodeBundleEvent[] = [];
   readonly results: GenerationEvent[] = [];
-  readonly confirmations: DistributionEvent[] = [];
+  readonly confirmations: DistributionConfirmedEvent[] = [];
+  readonly fetches: NodeFetchedEvent[] = [];
   readonly schemaErrors: string[] = [];
   lastArrival = Date.now();
   private consumer: MessageConsumer | undefined;
@@ -80,9 +83,11 @@ export class EventLog {
         if (validate && !validate(event))
           this.schemaErrors.push(`${batch.topic}: ${JSON.stringify(validate.errors)}`);
         if (batch.topic === topics.nodeBundles) this.bundles.push(event as NodeBundleEvent);
-        else if (batch.topic === topics.distributionEvents)
-          this.confirmations.push(event as DistributionEvent);
-        else this.results.push(event as GenerationEvent);
+        else if (batch.topic === topics.distributionEvents) {
+          const distributed = event as DistributionEvent;
+          if (distributed.type === 'distribution.confirmed') this.confirmations.push(distributed);
+          else this.fetches.push(distributed);
+        } else this.results.push(event as GenerationEvent);
       }
     });
   }

@@ -88,7 +88,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
       { provide: RELAY_IDENTITY, useValue: identity },
-      { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry) },
+      { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry, follower) },
     ],
   })
   class RelayModule {}

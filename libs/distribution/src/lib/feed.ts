@@ -57,6 +57,11 @@ export const confirmationSchema = z.object({
   /** When the relay had switched the node's tree to this bundle. */
   confirmedAt: z.string(),
   catchUp: z.boolean().optional(),
+  /**
+   * Set on a fetch report, not a confirmation: the node itself fetched this bundle from the relay
+   * then (the last stage of a change), reported up the tree as confirmations are.
+   */
+  fetchedAt: z.string().optional(),
 });
 
 export const confirmationsSchema = z.object({ confirmations: z.array(confirmationSchema) });

@@ -120,7 +120,7 @@ export const generationEventSchema = z.object({
 });
 
 /** A relay confirmed it serves a node's bundle. */
-export const distributionEventSchema = z.object({
+export const distributionConfirmedEventSchema = z.object({
   schemaVersion,
   type: z.literal('distribution.confirmed'),
   relayId: z.string().min(1),
@@ -138,11 +138,34 @@ export const distributionEventSchema = z.object({
   catchUp: z.boolean().optional(),
 });
 
+/** A node fetched a bundle from its relay for the first time: the end of a change's way. */
+export const nodeFetchedEventSchema = z.object({
+  schemaVersion,
+  type: z.literal('node.fetched'),
+  relayId: z.string().min(1),
+  nodeId,
+  hash: bundleHash,
+  revision,
+  committedAt: timestamp,
+  fetchedAt: timestamp,
+  /** From the revision's commit to the node's fetch. */
+  lagMs: z.number().nonnegative(),
+  catchUp: z.boolean().optional(),
+});
+
+/** What distribution tells: relays' confirmations, and nodes' fetches. */
+export const distributionEventSchema = z.discriminatedUnion('type', [
+  distributionConfirmedEventSchema,
+  nodeFetchedEventSchema,
+]);
+
 export type ConfigChangeEvent = z.infer<typeof configChangeEventSchema>;
 export type GenerationRequest = z.infer<typeof generationRequestSchema>;
 export type NodeBundleEvent = z.infer<typeof nodeBundleEventSchema>;
 export type GenerationEvent = z.infer<typeof generationEventSchema>;
 export type DistributionEvent = z.infer<typeof distributionEventSchema>;
+export type DistributionConfirmedEvent = z.infer<typeof distributionConfirmedEventSchema>;
+export type NodeFetchedEvent = z.infer<typeof nodeFetchedEventSchema>;
 
 /** The schema of each topic's messages. */
 export const EVENT_SCHEMAS = {

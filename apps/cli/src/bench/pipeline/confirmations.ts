@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { DistributionEvent, TopicNames } from '@policygen/events';
+import type { DistributionConfirmedEvent, TopicNames } from '@policygen/events';
 import type { MessageConsumer, Messaging } from '@policygen/messaging';
 
 /** One relay's confirmation that it serves a node's bundle, with the stage times it carries. */
@@ -31,7 +31,9 @@ export class ConfirmationLog {
     });
     await this.consumer.start(async (batch) => {
       for (const message of batch.messages) {
-        const event = JSON.parse(message.value.toString('utf8')) as DistributionEvent;
+        const event = JSON.parse(message.value.toString('utf8')) as {
+          type: string;
+        } & DistributionConfirmedEvent;
         if (event.type === 'distribution.confirmed' && event.relayId === this.relayId) this.record(event);
       }
     });
@@ -46,7 +48,7 @@ export class ConfirmationLog {
     return this.received;
   }
 
-  record(event: DistributionEvent): void {
+  record(event: DistributionConfirmedEvent): void {
     this.received++;
     const confirmation: Confirmation = {
       revision: event.revision,
