@@ -49,8 +49,8 @@ export const OBSERVABILITY_METRICS: readonly ObservabilityMetric[] = [
   {
     name: 'policygen_generator_cache_requests_total',
     type: 'counter',
-    labels: ['result'],
-    help: "Look-ups in a generator's cache, by result: hit or miss",
+    labels: ['cache', 'result'],
+    help: 'Reuse in a generator, by cache (node: inputs unchanged, not rendered again; blob: file already in Redis) and result: hit or miss',
   },
   {
     name: 'policygen_kafka_consumer_lag',

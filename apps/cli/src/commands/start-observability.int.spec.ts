@@ -135,6 +135,18 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
       // prom-client's own process metrics are not ours to rename; every policygen_ one is clean.
       expect(promtoolProblems(text).filter((problem) => problem.startsWith('policygen_'))).toEqual([]);
     }
+    // The Grafana dashboard of deploy/ plots only metrics the services really have.
+    const served = new Set<string>();
+    for (const path of Object.keys(expected))
+      for (const name of parsePrometheusText((await get(path)).body as string).keys()) served.add(name);
+    const grafana = readFileSync(
+      join(workspaceRoot(), 'deploy', 'grafana', 'dashboards', 'policygen.json'),
+      'utf8',
+    );
+    const plotted = new Set([...grafana.matchAll(/policygen_[a-z_]+/g)].map((match) => match[0]));
+    expect(plotted.size).toBeGreaterThan(5);
+    expect([...plotted].filter((name) => !served.has(name))).toEqual([]);
+
     const lag = parsePrometheusText((await get('/distribution/metrics')).body as string).get(
       'policygen_pipeline_lag_seconds_count',
     );

@@ -88,6 +88,7 @@ export class ServiceLauncher {
       POLICYGEN_DB_SCHEMA: this.namespace.schema,
       POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
       POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+      POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
     });
   }
 
