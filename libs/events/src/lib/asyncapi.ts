@@ -1,0 +1,128 @@
+import { EVENT_EXAMPLES } from './examples';
+import { jsonSchemaOf } from './schemas';
+import type { Topic } from './topics';
+import { TOPICS, deadLetterTopic } from './topics';
+
+interface TopicDoc {
+  readonly name: string;
+  readonly title: string;
+  readonly summary: string;
+  readonly key: string;
+  /** Partitions the services create it with (the deployment's POLICYGEN_PARTITIONS for the per-node ones). */
+  readonly partitions: number;
+  readonly producers: string;
+}
+
+const DOCS: Readonly<Record<Topic, TopicDoc>> = {
+  [TOPICS.configChanges]: {
+    name: 'configChanges',
+    title: 'Committed change sets',
+    summary:
+      'Every committed change set at its gap-free revision, from the config-service outbox. One partition: one total order.',
+    key: 'always "config"',
+    partitions: 1,
+    producers: 'config-service',
+  },
+  [TOPICS.generationRequests]: {
+    name: 'generationRequests',
+    title: 'Generation requests',
+    summary: 'Nodes to generate again at a revision or a newer one (a consumer found a bundle incomplete).',
+    key: 'node id (the partition says which generator instance owns the node)',
+    partitions: 12,
+    producers: 'distribution-service',
+  },
+  [TOPICS.nodeBundles]: {
+    name: 'nodeBundles',
+    title: 'Node bundles',
+    summary:
+      "A node's new bundle (only when its hash changes; files by digest, manifest by digest) or its removal from the fleet.",
+    key: 'node id: every event of a node in one partition, in revision order',
+    partitions: 12,
+    producers: 'generator-service',
+  },
+  [TOPICS.generationEvents]: {
+    name: 'generationEvents',
+    title: 'Generation results',
+    summary:
+      'What generating a node gave: a new bundle, the same one, or a failure (the node keeps its last good bundle).',
+    key: 'node id',
+    partitions: 12,
+    producers: 'generator-service',
+  },
+  [TOPICS.distributionEvents]: {
+    name: 'distributionEvents',
+    title: 'Distribution events',
+    summary:
+      'A relay confirmed it serves a bundle (with the lag of every stage), or a node fetched its bundle from its relay.',
+    key: 'relay id',
+    partitions: 12,
+    producers: 'distribution-service',
+  },
+};
+
+/** A topic's schema as an AsyncAPI payload: the JSON Schema the code validates with, without its own `$id`. */
+function payloadOf(topic: Topic): Record<string, unknown> {
+  const { $id: _id, $schema: _schema, title: _title, ...schema } = jsonSchemaOf(topic);
+  return schema;
+}
+
+/**
+ * The AsyncAPI 3 document of every topic (channels, messages with their keys and JSON Schemas,
+ * partitioning, examples), from the same zod schemas the services validate with. Written to
+ * `libs/events/asyncapi.json` by `npm run schemas`; a test keeps the file equal to this.
+ */
+export function asyncApiDocument(version: string): Record<string, unknown> {
+  const topics = Object.values(TOPICS) as Topic[];
+  const channels: Record<string, unknown> = {};
+  const operations: Record<string, unknown> = {};
+  const messages: Record<string, unknown> = {};
+  for (const topic of topics) {
+    const doc = DOCS[topic];
+    messages[doc.name] = {
+      name: doc.name,
+      title: doc.title,
+      summary: doc.summary,
+      contentType: 'application/json',
+      payload: payloadOf(topic),
+      bindings: { kafka: { key: { type: 'string', description: doc.key }, bindingVersion: '0.5.0' } },
+      examples: EVENT_EXAMPLES[topic].map(({ key, event }) => ({
+        name: `${String((event as { type: string }).type).replace(/\./g, '-')}-${key}`,
+        headers: {},
+        payload: event,
+      })),
+    };
+    channels[doc.name] = {
+      address: topic,
+      title: doc.title,
+      description: `${doc.summary} Produced by the ${doc.producers}. Key: ${doc.key}. A message no consumer can read goes to \`${deadLetterTopic(topic)}\` with its reason. In a namespaced deployment the topic is \`<namespace>.${topic}\`.`,
+      messages: { [doc.name]: { $ref: `#/components/messages/${doc.name}` } },
+      bindings: { kafka: { topic, partitions: doc.partitions, bindingVersion: '0.5.0' } },
+    };
+    operations[`receive${doc.name[0]?.toUpperCase()}${doc.name.slice(1)}`] = {
+      action: 'receive',
+      channel: { $ref: `#/channels/${doc.name}` },
+      summary: `Consume ${doc.title.toLowerCase()}: at least once, in order per key.`,
+      messages: [{ $ref: `#/channels/${doc.name}/messages/${doc.name}` }],
+    };
+  }
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Policygen events',
+      version,
+      description:
+        'The topics of the Policygen pipeline. Every event carries `schemaVersion` and `type`; a consumer ignores fields it does not know. A `.v1` topic only ever gains optional fields (a test holds every schema to its first published form).',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      kafka: {
+        host: 'localhost:9092',
+        protocol: 'kafka',
+        description: "The deployment's brokers (KAFKA_BROKERS)",
+      },
+    },
+    channels,
+    operations,
+    components: { messages },
+  };
+}
