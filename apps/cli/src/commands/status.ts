@@ -1,6 +1,6 @@
 import { EXIT_FAILED, EXIT_OK } from '../errors';
 import { PipelineApi } from '../io/pipeline-api';
-import type { NodeFailurePage, PipelineStatus } from '../io/pipeline-api';
+import type { FailurePage, PipelineStatus } from '../io/pipeline-api';
 import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
 import type { PipelineCommandOptions } from './pipeline-options';
@@ -30,7 +30,7 @@ function stuck(first: PipelineStatus, second: PipelineStatus): boolean {
   return backlogOf(second) > 0 && !moved;
 }
 
-function render(status: PipelineStatus, failures: NodeFailurePage, isStuck: boolean): string[] {
+function render(status: PipelineStatus, failures: FailurePage, isStuck: boolean): string[] {
   const { committed, generated, distributed } = status.revisions;
   const lines = [
     `pipeline    ${status.ready ? 'ready' : 'NOT READY'}${isStuck ? ', STUCK (nothing moved while work waits)' : ''}`,

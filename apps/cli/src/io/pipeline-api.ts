@@ -1,7 +1,7 @@
-import type { LagReport, NodeFailurePage, PipelineStatus } from './pipeline-types';
+import type { FailurePage, LagReport, PipelineStatus } from '@policygen/config-service';
 import { InputError } from '../errors';
 
-export type { LagReport, NodeFailurePage, PipelineStatus, StageLag } from './pipeline-types';
+export type { FailurePage, LagReport, PipelineStatus, StageLag } from '@policygen/config-service';
 
 /** The config API of a running pipeline (`npm start`, or the config-service of a deployment). */
 export class PipelineApi {
@@ -30,7 +30,7 @@ export class PipelineApi {
     return this.get(`/api/v1/pipeline/lag?window=${windowSeconds}`);
   }
 
-  failures(limit: number): Promise<NodeFailurePage> {
+  failures(limit: number): Promise<FailurePage> {
     return this.get(`/api/v1/failures?limit=${limit}`);
   }
 

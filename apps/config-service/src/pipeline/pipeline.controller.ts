@@ -1,12 +1,11 @@
 import { Controller, Get, Inject, Param, Query, Sse } from '@nestjs/common';
 import type { MessageEvent } from '@nestjs/common';
 import type { NodeExplanation } from '@policygen/engine';
-import type { NodeFailure } from '@policygen/events';
 import { from, interval, map, startWith, switchMap } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { badParameter, notFound } from '../http/api-errors';
 import type { LagReport, NodeStatus, RevisionProgress } from './pipeline-view';
-import type { PipelineStatus } from './pipeline.service';
+import type { FailurePage, PipelineStatus } from './pipeline.service';
 import { PipelineService } from './pipeline.service';
 
 const DEFAULT_WINDOW_SECONDS = 60;
@@ -51,7 +50,7 @@ export class PipelineController {
     @Query('rule') ruleId: string | undefined,
     @Query('after') after: string | undefined,
     @Query('limit') limit: string | undefined,
-  ): { total: number; items: NodeFailure[]; next: string | null } {
+  ): FailurePage {
     return this.pipeline.failures({
       code: code || undefined,
       directiveId: directiveId || undefined,

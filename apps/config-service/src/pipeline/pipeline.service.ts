@@ -46,6 +46,13 @@ export interface PipelineStatus {
   readonly reasons: readonly string[];
 }
 
+/** A page of `GET /api/v1/failures`. */
+export interface FailurePage {
+  readonly total: number;
+  readonly items: NodeFailure[];
+  readonly next: string | null;
+}
+
 /** Other config-service instances' followers: each instance reads the events in a group of its own. */
 const FOLLOWER_GROUP_PREFIX = 'policygen-config-pipeline.';
 /** A status is reused this long: every dashboard asks each second. */
@@ -172,11 +179,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
     return index.nodes.has(nodeId) ? explainNode(index, nodeId, { revision }) : null;
   }
 
-  failures(query: FailureQuery): {
-    readonly total: number;
-    readonly items: NodeFailure[];
-    readonly next: string | null;
-  } {
+  failures(query: FailureQuery): FailurePage {
     this.forgetRemovedNodes();
     return this.view.failures.page(query);
   }
@@ -253,24 +256,14 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
 
   /** Every group on the bus but other config-service instances' followers (theirs are their own business). */
   private async consumerGroups(): Promise<GroupLag[]> {
-    const admin = await this.messaging.createAdmin();
-    try {
-      this.groups = (await admin.listGroups()).filter(
-        (group) => !group.startsWith(FOLLOWER_GROUP_PREFIX) || group === this.groupId,
-      );
-    } finally {
-      await admin.close();
-    }
+    this.groups = (await this.bus.listGroups()).filter(
+      (group) => !group.startsWith(FOLLOWER_GROUP_PREFIX) || group === this.groupId,
+    );
     return this.bus.consumerLag();
   }
 
-  private async generatorMembers(): Promise<GroupMember[]> {
-    const admin = await this.messaging.createAdmin();
-    try {
-      return await admin.groupMembers(this.settings.generatorGroup);
-    } finally {
-      await admin.close();
-    }
+  private generatorMembers(): Promise<GroupMember[]> {
+    return this.bus.groupMembers(this.settings.generatorGroup);
   }
 
   private servingPath(nodeId: string): readonly string[] {

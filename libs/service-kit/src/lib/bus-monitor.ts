@@ -1,4 +1,4 @@
-import type { Messaging, MessagingAdmin, PartitionLag } from '@policygen/messaging';
+import type { GroupMember, Messaging, MessagingAdmin, PartitionLag } from '@policygen/messaging';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ReadinessAnswer, ReadinessCheck } from './readiness';
@@ -57,6 +57,16 @@ export class BusMonitor {
     });
     this.lags = { at: Date.now(), groups: key, value };
     return value;
+  }
+
+  /** Every consumer group the bus knows. */
+  async listGroups(): Promise<string[]> {
+    return (await this.connect()).listGroups();
+  }
+
+  /** A group's live members and their partitions. */
+  async groupMembers(groupId: string): Promise<GroupMember[]> {
+    return (await this.connect()).groupMembers(groupId);
   }
 
   /** Not ready while the broker does not answer. */
