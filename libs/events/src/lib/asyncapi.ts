@@ -1,7 +1,7 @@
 import { EVENT_EXAMPLES } from './examples';
 import { jsonSchemaOf } from './schemas';
 import type { Topic } from './topics';
-import { TOPICS, deadLetterTopic } from './topics';
+import { LATEST_BUNDLES_TOPIC_CONFIG, TOPICS, deadLetterTopic } from './topics';
 
 interface TopicDoc {
   readonly name: string;
@@ -11,6 +11,8 @@ interface TopicDoc {
   /** Partitions the services create it with (the deployment's POLICYGEN_PARTITIONS for the per-node ones). */
   readonly partitions: number;
   readonly producers: string;
+  /** Topic settings other than the broker's defaults. */
+  readonly config?: Readonly<Record<string, string>>;
 }
 
 const DOCS: Readonly<Record<Topic, TopicDoc>> = {
@@ -58,7 +60,25 @@ const DOCS: Readonly<Record<Topic, TopicDoc>> = {
     partitions: 12,
     producers: 'distribution-service',
   },
+  [TOPICS.latestBundles]: {
+    name: 'latestBundles',
+    title: 'Latest bundle per node (compacted)',
+    summary:
+      "Every node's latest distributed bundle, once its files are in the distribution-service's blob store (fetchable by digest); a tombstone (a record with no value) when the node left the fleet. Compacted: read from the beginning, it gives the fleet's current bundles, whenever the consumer starts.",
+    key: 'node id: one record per node survives compaction',
+    partitions: 12,
+    producers: 'distribution-service',
+    config: LATEST_BUNDLES_TOPIC_CONFIG,
+  },
 };
+
+/** Kafka binding 0.5.0's topicConfiguration: the settings it knows, typed as it wants them. */
+function topicConfiguration(config: Readonly<Record<string, string>>): Record<string, unknown> {
+  const configuration: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(config))
+    configuration[name] = name === 'cleanup.policy' ? value.split(',') : Number(value);
+  return configuration;
+}
 
 /** A topic's schema as an AsyncAPI payload: the JSON Schema the code validates with, without its own `$id`. */
 function payloadOf(topic: Topic): Record<string, unknown> {
@@ -96,7 +116,14 @@ export function asyncApiDocument(version: string): Record<string, unknown> {
       title: doc.title,
       description: `${doc.summary} Produced by the ${doc.producers}. Key: ${doc.key}. A message no consumer can read goes to \`${deadLetterTopic(topic)}\` with its reason. In a namespaced deployment the topic is \`<namespace>.${topic}\`.`,
       messages: { [doc.name]: { $ref: `#/components/messages/${doc.name}` } },
-      bindings: { kafka: { topic, partitions: doc.partitions, bindingVersion: '0.5.0' } },
+      bindings: {
+        kafka: {
+          topic,
+          partitions: doc.partitions,
+          ...(doc.config ? { topicConfiguration: topicConfiguration(doc.config) } : {}),
+          bindingVersion: '0.5.0',
+        },
+      },
     };
     operations[`receive${doc.name[0]?.toUpperCase()}${doc.name.slice(1)}`] = {
       action: 'receive',

@@ -102,4 +102,20 @@ export const EVENT_EXAMPLES: {
       },
     },
   ],
+  [TOPICS.latestBundles]: [
+    {
+      key: 'web-par-001',
+      event: {
+        schemaVersion: 1,
+        type: 'node.bundle',
+        nodeId: 'web-par-001',
+        revision: 12,
+        committedAt: AT,
+        generatedAt: LATER,
+        hash: HASH,
+        files: [{ path: 'rules/cfengine-community/promises.cf', sha256: DIGEST }],
+        manifestSha256: 'a1'.repeat(32),
+      },
+    },
+  ],
 };

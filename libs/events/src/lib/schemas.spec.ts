@@ -92,6 +92,19 @@ const VALID: Record<Topic, Record<string, unknown>[]> = {
       lagMs: 120,
     },
   ],
+  [TOPICS.latestBundles]: [
+    {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId: 'n3',
+      revision: 9,
+      committedAt: AT,
+      generatedAt: AT,
+      hash: HASH,
+      files: [{ path: 'rules/cfengine-community/promises.cf', sha256: DIGEST }],
+      manifestSha256: DIGEST,
+    },
+  ],
 };
 
 const BREAKS: readonly [string, (event: Record<string, unknown>) => Record<string, unknown>][] = [
@@ -148,6 +161,18 @@ describe('config change events', () => {
     const { changeSet: _changeSet, ...neither } = VALID[TOPICS.configChanges][0] as Record<string, unknown>;
     expect(validate(neither)).toBe(false);
     expect(parseEvent(TOPICS.configChanges, neither).ok).toBe(false);
+  });
+});
+
+describe('latest bundle records', () => {
+  it('are bundles only: a deletion is a tombstone, not a node.deleted value', () => {
+    const deleted = { schemaVersion: 1, type: 'node.deleted', nodeId: 'n1', revision: 8, committedAt: AT };
+    expect(parseEvent(TOPICS.nodeBundles, deleted).ok).toBe(true);
+    expect(parseEvent(TOPICS.latestBundles, deleted).ok).toBe(false);
+    const validate =
+      ajv.getSchema(String(published(TOPICS.latestBundles)['$id'])) ??
+      ajv.compile(published(TOPICS.latestBundles));
+    expect(validate(deleted)).toBe(false);
   });
 });
 

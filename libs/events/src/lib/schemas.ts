@@ -54,41 +54,44 @@ export const generationRequestSchema = z.object({
 
 const fileDigest = z.object({ path: z.string().min(1), sha256 });
 
+/** A node's new bundle (its hash changed): what it names is fetched by digest. */
+export const bundleEventSchema = z
+  .object({
+    schemaVersion,
+    type: z.literal('node.bundle'),
+    nodeId,
+    /** The revision the bundle was generated at, and when that revision was committed. */
+    revision,
+    committedAt: timestamp,
+    /** When the generator published it (absent from bundles published before this field existed). */
+    generatedAt: timestamp.optional(),
+    /**
+     * Generated in a catch-up — the regeneration after a generator's restart or an import — rather
+     * than for a change of its own: its lag is counted apart.
+     */
+    catchUp: z.boolean().optional(),
+    hash: bundleHash,
+    /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
+    files: z.array(fileDigest),
+    /**
+     * The digest of the bundle's `policy-manifest.json` (outputs.md), fetched by digest like the
+     * other files: the event stays small however many files and policies a node has.
+     */
+    manifestSha256: sha256.optional(),
+    /**
+     * The manifest itself, as events carried it before `manifestSha256`: absent from new events,
+     * still read by consumers of an older log. Every `node.bundle` has one of the two.
+     */
+    manifest: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((event) => event.manifestSha256 !== undefined || event.manifest !== undefined, {
+    message: 'a node.bundle names its manifest: manifestSha256 (or, before it, manifest)',
+    path: ['manifestSha256'],
+  });
+
 /** A node's new bundle (its hash changed), or its removal from the fleet. */
 export const nodeBundleEventSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      schemaVersion,
-      type: z.literal('node.bundle'),
-      nodeId,
-      /** The revision the bundle was generated at, and when that revision was committed. */
-      revision,
-      committedAt: timestamp,
-      /** When the generator published it (absent from bundles published before this field existed). */
-      generatedAt: timestamp.optional(),
-      /**
-       * Generated in a catch-up — the regeneration after a generator's restart or an import — rather
-       * than for a change of its own: its lag is counted apart.
-       */
-      catchUp: z.boolean().optional(),
-      hash: bundleHash,
-      /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
-      files: z.array(fileDigest),
-      /**
-       * The digest of the bundle's `policy-manifest.json` (outputs.md), fetched by digest like the
-       * other files: the event stays small however many files and policies a node has.
-       */
-      manifestSha256: sha256.optional(),
-      /**
-       * The manifest itself, as events carried it before `manifestSha256`: absent from new events,
-       * still read by consumers of an older log. Every `node.bundle` has one of the two.
-       */
-      manifest: z.record(z.string(), z.unknown()).optional(),
-    })
-    .refine((event) => event.manifestSha256 !== undefined || event.manifest !== undefined, {
-      message: 'a node.bundle names its manifest: manifestSha256 (or, before it, manifest)',
-      path: ['manifestSha256'],
-    }),
+  bundleEventSchema,
   z.object({
     schemaVersion,
     type: z.literal('node.deleted'),
@@ -162,6 +165,7 @@ export const distributionEventSchema = z.discriminatedUnion('type', [
 export type ConfigChangeEvent = z.infer<typeof configChangeEventSchema>;
 export type GenerationRequest = z.infer<typeof generationRequestSchema>;
 export type NodeBundleEvent = z.infer<typeof nodeBundleEventSchema>;
+export type BundleEvent = z.infer<typeof bundleEventSchema>;
 export type GenerationEvent = z.infer<typeof generationEventSchema>;
 export type DistributionEvent = z.infer<typeof distributionEventSchema>;
 export type DistributionConfirmedEvent = z.infer<typeof distributionConfirmedEventSchema>;
@@ -174,6 +178,8 @@ export const EVENT_SCHEMAS = {
   [TOPICS.nodeBundles]: nodeBundleEventSchema,
   [TOPICS.generationEvents]: generationEventSchema,
   [TOPICS.distributionEvents]: distributionEventSchema,
+  // A tombstone (no value) is a node's deletion; every value is its latest bundle.
+  [TOPICS.latestBundles]: bundleEventSchema,
 } as const satisfies Record<Topic, z.ZodType>;
 
 export interface EventOf {
@@ -182,6 +188,7 @@ export interface EventOf {
   [TOPICS.nodeBundles]: NodeBundleEvent;
   [TOPICS.generationEvents]: GenerationEvent;
   [TOPICS.distributionEvents]: DistributionEvent;
+  [TOPICS.latestBundles]: BundleEvent;
 }
 
 export type EventParse<T extends Topic> =

@@ -5,6 +5,11 @@ export const TOPICS = {
   nodeBundles: 'policygen.node-bundles.v1',
   generationEvents: 'policygen.generation.events.v1',
   distributionEvents: 'policygen.distribution.events.v1',
+  /**
+   * Compacted: the latest distributed bundle of every node (key: node id), a tombstone once the
+   * node left the fleet. Read from the beginning, it is the fleet's current state.
+   */
+  latestBundles: 'policygen.node-bundles.latest.v1',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
@@ -39,3 +44,15 @@ export function topicsFor(namespace?: string): TopicNames {
     Object.entries(TOPICS).map(([name, topic]) => [name, `${namespace}.${topic}`]),
   ) as unknown as TopicNames;
 }
+
+/**
+ * The latest-bundles topic's settings, as the distribution-service creates it: compacted (one record
+ * per node survives), tombstones kept a day so that a consumer that reads at least daily sees every
+ * deletion, and segments rolled hourly so that compaction reaches recent records.
+ */
+export const LATEST_BUNDLES_TOPIC_CONFIG: Readonly<Record<string, string>> = {
+  'cleanup.policy': 'compact',
+  'min.cleanable.dirty.ratio': '0.1',
+  'segment.ms': String(60 * 60 * 1000),
+  'delete.retention.ms': String(24 * 60 * 60 * 1000),
+};

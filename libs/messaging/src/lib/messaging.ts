@@ -9,7 +9,8 @@ export type MessageHeaders = Readonly<Record<string, string>>;
 export interface OutgoingMessage {
   /** Messages with the same key land in the same partition and keep their relative order. */
   readonly key: string | null;
-  readonly value: Buffer | string;
+  /** `null` is a tombstone: on a compacted topic it deletes its key once compaction runs. */
+  readonly value: Buffer | string | null;
   readonly headers?: MessageHeaders;
 }
 
@@ -19,7 +20,10 @@ export interface IncomingMessage {
   /** A 64-bit offset, as a decimal string. */
   readonly offset: string;
   readonly key: string | null;
+  /** Empty for a tombstone. */
   readonly value: Buffer;
+  /** The message was sent with no value (`null`): its key's deletion on a compacted topic. */
+  readonly tombstone?: true;
   readonly headers: MessageHeaders;
   /** Milliseconds since the epoch, as stamped by the producer or the broker. */
   readonly timestamp: number;
@@ -172,7 +176,7 @@ export class MessageTooLargeError extends PublishRejectedError {
 
 /** A message's size in a record batch: its key, value and headers, and the record's own framing. */
 export function recordBytes(message: OutgoingMessage): number {
-  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.value);
+  let bytes = RECORD_OVERHEAD_BYTES + (message.value === null ? 0 : Buffer.byteLength(message.value));
   if (message.key !== null) bytes += Buffer.byteLength(message.key);
   for (const [name, value] of Object.entries(message.headers ?? {}))
     bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 8;

@@ -88,6 +88,7 @@ interface StoredMessage {
   readonly offset: number;
   readonly key: string | null;
   readonly value: Buffer;
+  readonly tombstone: boolean;
   readonly headers: MessageHeaders;
   readonly timestamp: number;
   readonly bytes: number;
@@ -423,8 +424,13 @@ class InProcessProducer implements MessageProducer {
     const timestamp = Date.now();
     // Copied before the first is appended: a send is appended whole, or not at all.
     const stored = messages.map((message) => {
+      const tombstone = message.value === null;
       const value =
-        typeof message.value === 'string' ? Buffer.from(message.value, 'utf8') : Buffer.from(message.value);
+        message.value === null
+          ? Buffer.alloc(0)
+          : typeof message.value === 'string'
+            ? Buffer.from(message.value, 'utf8')
+            : Buffer.from(message.value);
       const headers: Record<string, string> = { ...message.headers };
       const bytes =
         value.length +
@@ -433,7 +439,7 @@ class InProcessProducer implements MessageProducer {
           (sum, [name, text]) => sum + Buffer.byteLength(name) + Buffer.byteLength(text),
           0,
         );
-      return { key: message.key, value, headers, timestamp, bytes };
+      return { key: message.key, value, tombstone, headers, timestamp, bytes };
     });
     for (const message of stored)
       (target.partitions[target.partitionOf(message.key)] as PartitionLog).append(message);
@@ -653,6 +659,7 @@ function incoming(tp: TopicPartition, message: StoredMessage): IncomingMessage {
     key: message.key,
     // Each delivery gets its own copy, as from a broker: a handler cannot alter what others read.
     value: Buffer.from(message.value),
+    ...(message.tombstone ? { tombstone: true as const } : {}),
     headers: { ...message.headers },
     timestamp: message.timestamp,
   };

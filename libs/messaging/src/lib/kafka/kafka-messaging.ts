@@ -350,6 +350,7 @@ class KafkaConsumer implements MessageConsumer {
           offset: message.offset,
           key: message.key ? message.key.toString('utf8') : null,
           value: message.value ?? Buffer.alloc(0),
+          ...(message.value === null ? { tombstone: true as const } : {}),
           headers: decodeHeaders(message.headers),
           timestamp: Number(message.timestamp),
         }));
