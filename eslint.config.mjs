@@ -8,12 +8,17 @@ import prettier from 'eslint-config-prettier';
  * - type:infra   — ports and adapters around a piece of infrastructure (messaging, store, cache).
  * - type:testing — test-only support (the real-infrastructure harness, fleet builders).
  * - type:app     — a deployable service or the CLI: a thin shell over the libraries.
+ * - type:sdk     — `@policygen/sdk`, published to npm: the event contract and the consumer SDK; it
+ *                  depends on registry packages only, so it installs outside this workspace.
+ * - type:example — an example built on the SDK's public API alone, as a user's project would be.
  */
 const MAY_DEPEND_ON = {
+  'type:sdk': ['type:sdk'],
   'type:engine': ['type:engine'],
-  'type:infra': ['type:infra', 'type:engine'],
-  'type:testing': ['type:testing', 'type:infra', 'type:engine'],
-  'type:app': ['type:engine', 'type:infra'],
+  'type:infra': ['type:infra', 'type:engine', 'type:sdk'],
+  'type:testing': ['type:testing', 'type:infra', 'type:engine', 'type:sdk'],
+  'type:app': ['type:engine', 'type:infra', 'type:sdk'],
+  'type:example': ['type:sdk'],
 };
 
 /**

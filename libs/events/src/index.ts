@@ -1,5 +1,5 @@
-export * from './lib/topics';
-export * from './lib/schemas';
+// The event contract (topics, schemas, types) is the SDK's: published with it, shared by the services.
+export * from '@policygen/sdk/contract';
 export * from './lib/node-failures';
 export * from './lib/examples';
 export * from './lib/asyncapi';

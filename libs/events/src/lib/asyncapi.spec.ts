@@ -4,9 +4,9 @@ import { Parser } from '@asyncapi/parser';
 import { asyncApiDocument } from './asyncapi';
 import { EVENT_EXAMPLES } from './examples';
 import { breakingChanges } from './schema-evolution';
-import { jsonSchemaOf, parseEvent } from './schemas';
-import type { Topic } from './topics';
-import { TOPICS } from './topics';
+import { jsonSchemaOf, parseEvent } from '@policygen/sdk/contract';
+import type { Topic } from '@policygen/sdk/contract';
+import { TOPICS } from '@policygen/sdk/contract';
 
 const LIB = join(__dirname, '..', '..');
 const VERSION = (

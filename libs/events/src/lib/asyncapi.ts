@@ -1,7 +1,7 @@
 import { EVENT_EXAMPLES } from './examples';
-import { jsonSchemaOf } from './schemas';
-import type { Topic } from './topics';
-import { LATEST_BUNDLES_TOPIC_CONFIG, TOPICS, deadLetterTopic } from './topics';
+import { jsonSchemaOf } from '@policygen/sdk/contract';
+import type { Topic } from '@policygen/sdk/contract';
+import { LATEST_BUNDLES_TOPIC_CONFIG, TOPICS, deadLetterTopic } from '@policygen/sdk/contract';
 
 interface TopicDoc {
   readonly name: string;

@@ -1,6 +1,6 @@
-import type { EventOf } from './schemas';
-import type { Topic } from './topics';
-import { CONFIG_CHANGES_KEY, TOPICS } from './topics';
+import type { EventOf } from '@policygen/sdk/contract';
+import type { Topic } from '@policygen/sdk/contract';
+import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/sdk/contract';
 
 const AT = '2026-11-24T10:00:00.000Z';
 const LATER = '2026-11-24T10:00:00.140Z';

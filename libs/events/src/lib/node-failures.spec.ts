@@ -1,4 +1,4 @@
-import type { GenerationEvent } from './schemas';
+import type { GenerationEvent } from '@policygen/sdk/contract';
 import { NodeFailures } from './node-failures';
 
 function result(

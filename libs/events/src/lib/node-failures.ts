@@ -1,4 +1,4 @@
-import type { GenerationEvent } from './schemas';
+import type { GenerationEvent } from '@policygen/sdk/contract';
 
 /** A node's current failure: what went wrong, where, and since which revision it has failed. */
 export interface NodeFailure {

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { Topic } from './topics';
-import { TOPICS } from './topics';
-import { jsonSchemaOf, parseEvent } from './schemas';
+import type { Topic } from '@policygen/sdk/contract';
+import { TOPICS } from '@policygen/sdk/contract';
+import { jsonSchemaOf, parseEvent } from '@policygen/sdk/contract';
 
 const SCHEMAS = join(__dirname, '..', '..', 'schemas');
 const HASH = `sha256:${'ab'.repeat(32)}`;

@@ -1,0 +1,4 @@
+export default {
+  displayName: 'sdk',
+  preset: '../../jest.preset.js',
+};

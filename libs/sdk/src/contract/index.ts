@@ -1,0 +1,2 @@
+export * from './topics';
+export * from './schemas';
