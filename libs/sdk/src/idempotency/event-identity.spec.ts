@@ -73,7 +73,6 @@ describe('onlyNewer', () => {
             expect(revisions).toEqual([...new Set(revisions)].sort((a, b) => a - b));
             const delivered = deliveries.filter(([node]) => node === nodeId).map(([, revision]) => revision);
             expect(revisions.at(-1)).toBe(delivered.length > 0 ? Math.max(...delivered) : undefined);
-            expect(revisions.at(-1)).toBe(delivered.reduce((a, b) => Math.max(a, b)));
           }
         },
       ),
