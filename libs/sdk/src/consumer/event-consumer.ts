@@ -44,6 +44,8 @@ export interface EventConsumerOptions {
   readonly concurrency?: number;
   readonly retry?: Partial<RetryPolicy>;
   readonly logger?: SdkLogger;
+  /** A one-off read: nothing committed, the group forgotten at stop (as `readLatestBundles` reads). */
+  readonly ephemeral?: boolean;
 }
 
 /** What a consumer did so far. */
@@ -114,6 +116,7 @@ export class EventConsumer {
         topics: topics.map((topic) => this.busNames[topic]),
         fromBeginning: this.options.fromBeginning ?? true,
         concurrentPartitions: this.slots.size,
+        ...(this.options.ephemeral ? { ephemeral: true } : {}),
         onCaughtUp: (busName) => {
           const topic = this.canonical.get(busName);
           if (topic) this.caughtUpWaiter(topic).resolve();

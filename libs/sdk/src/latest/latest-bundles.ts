@@ -28,6 +28,7 @@ export async function readLatestBundles(
     groupId: `policygen-sdk-latest-${randomUUID()}`,
     ...(connection.namespace ? { namespace: connection.namespace } : {}),
     fromBeginning: true,
+    ephemeral: true,
     // One key at a time per partition keeps the last record per node the one that wins.
     concurrency: 1,
     retry: { attempts: 1 },

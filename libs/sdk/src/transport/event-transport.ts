@@ -39,6 +39,8 @@ export interface TransportSubscription {
   readonly fromBeginning: boolean;
   /** Batches of this many partitions at most are handled at once. */
   readonly concurrentPartitions: number;
+  /** A one-off read (a snapshot): nothing is committed, and the group is deleted at stop. */
+  readonly ephemeral?: boolean;
   /** Called once per topic when everything that was in it at start has been handled. */
   readonly onCaughtUp: (topic: string) => void;
 }

@@ -40,6 +40,8 @@ export class KafkaTransport implements EventTransport {
   private admin: Admin | null = null;
   private stopping = false;
   private targets = new Map<string, CatchUpTarget>();
+  /** The last offset handled per `topic/partition`: batches may be handled before the targets are known. */
+  private readonly handledOffsets = new Map<string, bigint>();
   private readonly caughtUpTopics = new Set<string>();
   private subscription: TransportSubscription | null = null;
 
@@ -80,7 +82,7 @@ export class KafkaTransport implements EventTransport {
     await consumer.connect();
     await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: subscription.fromBeginning });
     await consumer.run({
-      autoCommit: true,
+      autoCommit: !subscription.ephemeral,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: subscription.concurrentPartitions,
       eachBatch: async ({
@@ -136,6 +138,8 @@ export class KafkaTransport implements EventTransport {
     // kafkajs lets the batches in flight end, then commits the offsets they resolved.
     await this.consumer?.disconnect();
     await this.producer?.disconnect();
+    if (this.subscription?.ephemeral)
+      await this.admin?.deleteGroups([this.subscription.groupId]).catch(() => undefined);
     await this.admin?.disconnect();
   }
 
@@ -160,11 +164,13 @@ export class KafkaTransport implements EventTransport {
         const low = BigInt(end?.low ?? '0');
         const next = committedOf.get(partition) ?? -1n;
         const nothingToRead = high === low || next >= high || (!subscription.fromBeginning && next < 0n);
+        // Batches may have been handled while the offsets were asked for.
+        const handled = this.handledOffsets.get(`${topic}/${partition}`) ?? -1n;
         targets.set(`${topic}/${partition}`, {
           topic,
           partition,
           lastOffset: high - 1n,
-          reached: nothingToRead,
+          reached: nothingToRead || handled >= high - 1n,
         });
       }
     }
@@ -179,6 +185,7 @@ export class KafkaTransport implements EventTransport {
   }
 
   private reached(topic: string, partition: number, offset: bigint): void {
+    this.handledOffsets.set(`${topic}/${partition}`, offset);
     const target = this.targets.get(`${topic}/${partition}`);
     if (!target || target.reached || offset < target.lastOffset) return;
     target.reached = true;
