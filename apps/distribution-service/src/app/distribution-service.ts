@@ -16,7 +16,7 @@ import {
   FeedLog,
 } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
-import { topicResolver } from '@policygen/events';
+import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, MessagingTransport } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
@@ -79,6 +79,7 @@ export async function startDistributionService(
       { name: topics.nodeBundles, partitions: options.partitions },
       { name: `${topics.nodeBundles}.dlq`, partitions: 1 },
       { name: topics.distributionEvents, partitions: options.partitions },
+      { name: topics.latestBundles, partitions: options.partitions, config: LATEST_BUNDLES_TOPIC_CONFIG },
       // Where bundles the cache cannot complete are asked for again (the generator's topic).
       { name: topics.generationRequests, partitions: options.partitions },
     ]);
@@ -93,6 +94,12 @@ export async function startDistributionService(
   const incompleteBundles = new Counter({
     name: 'policygen_distribution_bundles_incomplete_total',
     help: 'Bundles left out because the cache no longer held some of their files (their nodes are asked for again)',
+    registers: [registry],
+  });
+  const latestRecords = new Counter({
+    name: 'policygen_distribution_latest_records_total',
+    help: "Records written to the compacted latest-bundles topic: a node's new current bundle, or its removal (a tombstone)",
+    labelNames: ['kind'],
     registers: [registry],
   });
   const distributor = new Distributor({
@@ -116,6 +123,19 @@ export async function startDistributionService(
           } satisfies GenerationRequest),
         })),
       );
+    },
+    onDistributed: async (records) => {
+      await producer.send(
+        topics.latestBundles,
+        records.map(({ nodeId, bundle }) => ({
+          key: nodeId,
+          value: bundle === null ? null : JSON.stringify(bundle),
+        })),
+      );
+      const tombstones = records.filter((record) => record.bundle === null).length;
+      latestRecords.inc({ kind: 'bundle' }, records.length - tombstones);
+      latestRecords.inc({ kind: 'tombstone' }, tombstones);
+      logger.debug({ records: records.length, tombstones }, 'latest bundles published');
     },
   });
   await distributor.start();

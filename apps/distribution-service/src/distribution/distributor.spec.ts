@@ -7,6 +7,7 @@ import { BlobDirectory, FeedLog } from '@policygen/distribution';
 import { sha256, validateFleet } from '@policygen/engine';
 import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
+import type { DistributedRecord } from './distributor';
 import { Distributor } from './distributor';
 
 describe('Distributor', () => {
@@ -78,5 +79,75 @@ describe('Distributor', () => {
     expect(log.latest(second.id)).toBeUndefined();
     expect(asked).toEqual([{ nodeId: second.id, revision: 1 }]);
     for (const content of whole) expect(blobs.has(sha256(content))).toBe(true);
+  });
+
+  it('tells what became current once it is on disk: new bundles, removals; not stale, repeated or incomplete ones', async () => {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    const [a, b, c] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
+    if (!a || !b || !c) throw new Error('the demo fleet has too few nodes on root');
+    const told: DistributedRecord[][] = [];
+    const distributor = new Distributor({
+      log,
+      blobs,
+      cache,
+      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+      onMissingBlobs: async () => undefined,
+      onDistributed: async (records) => {
+        // Called after the append: the feed already serves what it is told.
+        for (const record of records)
+          expect(log.latest(record.nodeId)?.bundle?.hash ?? null).toBe(record.bundle?.hash ?? null);
+        told.push([...records]);
+      },
+    });
+    await distributor.start();
+    const contents = (node: string, version: string) => [`{"node":"${node}"}`, `bundle common ${version} {}`];
+    for (const [node, version] of [
+      [a.id, 'a1'],
+      [a.id, 'a2'],
+      [b.id, 'b1'],
+    ] as const)
+      await cache.putBlobs(contents(node, version).map((content) => ({ sha256: sha256(content), content })));
+    const at = (event: NodeBundleEvent, revision: number): NodeBundleEvent => ({ ...event, revision });
+    const a1 = at(bundleOf(a.id, contents(a.id, 'a1')), 2);
+    const a2 = at(bundleOf(a.id, contents(a.id, 'a2')), 3);
+    const b1 = at(bundleOf(b.id, contents(b.id, 'b1')), 2);
+
+    await distributor.bundles([
+      { event: a1, receivedAt: 0 },
+      { event: b1, receivedAt: 0 },
+      // c's files are in no cache: left out, so not current.
+      { event: at(bundleOf(c.id, contents(c.id, 'lost')), 2), receivedAt: 0 },
+    ]);
+    await distributor.bundles([{ event: a2, receivedAt: 0 }]);
+    // Older than what a serves, and the same bundle again: nothing becomes current.
+    await distributor.bundles([{ event: a1, receivedAt: 0 }]);
+    await distributor.bundles([{ event: at(a2, 4), receivedAt: 0 }]);
+    await distributor.bundles([
+      {
+        event: {
+          schemaVersion: 1,
+          type: 'node.deleted',
+          nodeId: b.id,
+          revision: 5,
+          committedAt: a1.committedAt,
+        },
+        receivedAt: 0,
+      },
+    ]);
+
+    expect(
+      told.map((records) => records.map(({ nodeId, bundle }) => [nodeId, bundle?.revision ?? null])),
+    ).toEqual([
+      [
+        [a.id, 2],
+        [b.id, 2],
+      ],
+      [[a.id, 3]],
+      [[b.id, null]],
+    ]);
+    expect(told[1]?.[0]?.bundle).toEqual(a2);
   });
 });

@@ -22,6 +22,18 @@ export interface DistributorOptions {
    * bundle replaced them long ago, or the cache was flushed): their nodes should be generated again.
    */
   readonly onMissingBlobs?: (bundles: readonly { nodeId: string; revision: number }[]) => Promise<void>;
+  /**
+   * Told, once the feed entries are on disk, what became each node's current bundle: the bundle
+   * (its files are in the blob directory) or `null` when the node was removed. The group's offsets
+   * are committed only after it resolves.
+   */
+  readonly onDistributed?: (records: readonly DistributedRecord[]) => Promise<void>;
+}
+
+/** A node's bundle as the root now serves it, or `null` once it is removed. */
+export interface DistributedRecord {
+  readonly nodeId: string;
+  readonly bundle: BundleEvent | null;
 }
 
 /** A node.bundle event and when it was produced (the generator's stamp, else the message's). */
@@ -106,15 +118,22 @@ export class Distributor {
     // The entries are flushed before the offsets are committed; the blobs they name before them.
     this.options.blobs.sync();
     const entries: UnnumberedEntry[] = [];
+    const distributed: DistributedRecord[] = [];
     for (const { event, receivedAt } of latest.values()) {
       if (incomplete.has(event.nodeId)) continue;
       const entry =
         event.type === 'node.deleted'
           ? this.ledger.bundleRemoved(event.nodeId, event.revision)
           : this.ledger.bundleArrived(arrived(event, receivedAt));
-      if (entry) entries.push(entry);
+      if (!entry) continue;
+      entries.push(entry);
+      distributed.push({
+        nodeId: event.nodeId,
+        bundle: event.type === 'node.deleted' ? null : distributedBundle(event, receivedAt),
+      });
     }
     await this.options.log.append(this.ledger.number(entries));
+    if (distributed.length > 0) await this.options.onDistributed?.(distributed);
   }
 
   changes(events: readonly ConfigChangeEvent[]): Promise<void> {
@@ -231,6 +250,16 @@ function manifestFileOf(event: BundleEvent): { path: string; sha256: string } {
   return {
     path: MANIFEST_FILE,
     sha256: event.manifestSha256 ?? sha256(embeddedManifestContent(event)),
+  };
+}
+
+/** The event as distributed: its manifest named by digest, and when it was generated. */
+function distributedBundle(event: BundleEvent, receivedAt: number): BundleEvent {
+  const { manifest: _embedded, ...rest } = event;
+  return {
+    ...rest,
+    generatedAt: event.generatedAt ?? new Date(receivedAt).toISOString(),
+    manifestSha256: manifestFileOf(event).sha256,
   };
 }
 
