@@ -7,6 +7,9 @@ export {
 export {
   createInProcessMessaging,
   type InProcessMessagingOptions,
+  type InProcessMessaging,
+  type LoggedMessage,
+  type MessageLog,
 } from './lib/in-process/in-process-messaging';
 export { partitionForKey } from './lib/partitioning/partition-for-key';
 export {

@@ -376,4 +376,53 @@ describe('In-process bus, beyond the contract', () => {
       { numRuns: 40 },
     );
   });
+
+  it('compacts a topic created with cleanup.policy=compact: the latest message of each key, tombstones kept', async () => {
+    const bus = createInProcessMessaging({ log: () => undefined });
+    const admin = await bus.createAdmin();
+    await admin.createTopics([{ name: 'latest', partitions: 1, config: { 'cleanup.policy': 'compact' } }]);
+    const producer = await bus.createProducer();
+    await producer.send('latest', [
+      { key: 'a', value: 'a1' },
+      { key: 'b', value: 'b1' },
+      { key: 'a', value: 'a2' },
+      { key: 'b', value: null },
+      { key: 'c', value: 'c1' },
+    ]);
+    expect(bus.log.ranges('latest')).toEqual([{ start: 0, end: 5 }]);
+    expect(
+      bus.log
+        .read('latest', 0, 0, 10)
+        .map(({ offset, key, value }) => [offset, key, value?.toString() ?? null]),
+    ).toEqual([
+      [2, 'a', 'a2'],
+      [3, 'b', null],
+      [4, 'c', 'c1'],
+    ]);
+    expect(bus.log.read('latest', 0, 3, 1).map(({ offset }) => offset)).toEqual([3]);
+    expect(bus.log.ranges('nothing')).toBeNull();
+
+    const consumer = await bus.createConsumer({ groupId: 'g', topics: ['latest'], fromBeginning: true });
+    const received: IncomingMessage[] = [];
+    await consumer.start(async (batch) => void received.push(...batch.messages));
+    await until(() => received.length === 3, 'the compacted log');
+    expect(received.map((message) => [message.offset, text(message), message.tombstone ?? false])).toEqual([
+      ['2', 'a2', false],
+      ['3', '', true],
+      ['4', 'c1', false],
+    ]);
+    // Committed past the end: a gap-only stretch leaves no lag.
+    await producer.send('latest', [{ key: 'c', value: 'c2' }]);
+    await until(() => received.length === 4, 'the next message');
+    expect((await admin.consumerLag('g')).map(({ lag }) => lag)).toEqual([0]);
+    const appended: string[] = [];
+    const unsubscribe = bus.log.onAppend((topic) => appended.push(topic));
+    await producer.send('latest', [{ key: 'd', value: 'd1' }]);
+    unsubscribe();
+    await producer.send('latest', [{ key: 'd', value: 'd2' }]);
+    expect(appended).toEqual(['latest']);
+    await consumer.close();
+    await producer.close();
+    await admin.close();
+  });
 });

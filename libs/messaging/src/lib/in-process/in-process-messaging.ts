@@ -49,8 +49,36 @@ function writeToStderr(entry: MessagingLogEntry): void {
   process.stderr.write(`${JSON.stringify({ source: 'in-process-messaging', ...entry })}\n`);
 }
 
+/** A message as the log holds it, for readers outside a consumer group (the event stream). */
+export interface LoggedMessage {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  /** `null` for a tombstone. */
+  readonly value: Buffer | null;
+  readonly headers: MessageHeaders;
+  readonly timestamp: number;
+}
+
+/**
+ * The bus's logs, read from any position without a consumer group: what `policygen start`'s event
+ * stream serves to processes outside.
+ */
+export interface MessageLog {
+  /** The topic's partitions' kept ranges (`start` the oldest offset kept, `end` the next one), or null if there is no such topic. */
+  ranges(topic: string): { readonly start: number; readonly end: number }[] | null;
+  /** Up to `max` messages of a partition from `from` on (a compacted topic has gaps in its offsets). */
+  read(topic: string, partition: number, from: number, max: number): LoggedMessage[];
+  /** Called with the topic's name after each send to it; returns the unsubscribe. */
+  onAppend(listener: (topic: string) => void): () => void;
+}
+
+export interface InProcessMessaging extends Messaging {
+  readonly log: MessageLog;
+}
+
 /** A new, empty bus: every admin, producer and consumer created from it shares its topics and groups. */
-export function createInProcessMessaging(options: InProcessMessagingOptions = {}): Messaging {
+export function createInProcessMessaging(options: InProcessMessagingOptions = {}): InProcessMessaging {
   const retain = options.retainPerPartition ?? DEFAULT_RETAIN_PER_PARTITION;
   if (!Number.isInteger(retain) || retain < 1)
     throw new Error(`retainPerPartition must be a positive integer, not ${retain}`);
@@ -61,6 +89,32 @@ export function createInProcessMessaging(options: InProcessMessagingOptions = {}
     log: options.log ?? writeToStderr,
   });
   return {
+    log: {
+      ranges: (topic) =>
+        bus.topics.get(topic)?.partitions.map((log) => ({ start: log.start, end: log.end })) ?? null,
+      read: (topic, partition, from, max) => {
+        const log = bus.topics.get(topic)?.partitions[partition];
+        if (!log) return [];
+        const read: LoggedMessage[] = [];
+        for (let offset = Math.max(from, log.start); offset < log.end && read.length < max; offset++) {
+          const message = log.get(offset);
+          if (message)
+            read.push({
+              partition,
+              offset,
+              key: message.key,
+              value: message.tombstone ? null : message.value,
+              headers: message.headers,
+              timestamp: message.timestamp,
+            });
+        }
+        return read;
+      },
+      onAppend: (listener) => {
+        bus.appendListeners.add(listener);
+        return () => bus.appendListeners.delete(listener);
+      },
+    },
     async createAdmin() {
       return new InProcessAdmin(bus);
     },
@@ -101,8 +155,15 @@ class PartitionLog {
   private head = 0;
   /** Offset of `entries[0]`. */
   private base = 0;
+  /** A compacted topic's latest offset per key: an older message of the key leaves a gap. */
+  private readonly latestOfKey: Map<string, number> | null;
 
-  constructor(private readonly retain: number) {}
+  constructor(
+    private readonly retain: number,
+    compacted = false,
+  ) {
+    this.latestOfKey = compacted ? new Map() : null;
+  }
 
   /** The oldest offset kept. */
   get start(): number {
@@ -115,6 +176,13 @@ class PartitionLog {
   }
 
   append(message: Omit<StoredMessage, 'offset'>): void {
+    if (this.latestOfKey && message.key !== null) {
+      // Compaction at once, which Kafka does later: a reader sees the latest message of each key
+      // (a tombstone too, which this log keeps; Kafka drops it after delete.retention.ms).
+      const previous = this.latestOfKey.get(message.key);
+      if (previous !== undefined && previous >= this.start) this.entries[previous - this.base] = undefined;
+      this.latestOfKey.set(message.key, this.end);
+    }
     this.entries.push({ ...message, offset: this.end });
     while (this.entries.length - this.head > this.retain) this.entries[this.head++] = undefined;
     // Drops the emptied slots now and then: amortised constant time per message.
@@ -125,10 +193,9 @@ class PartitionLog {
     }
   }
 
-  at(offset: number): StoredMessage {
-    const message = this.entries[offset - this.base];
-    if (!message || offset < this.start) throw new Error(`offset ${offset} is not in the log`);
-    return message;
+  /** The message at an offset, or undefined where compaction left a gap (or retention dropped it). */
+  get(offset: number): StoredMessage | undefined {
+    return offset < this.start ? undefined : this.entries[offset - this.base];
   }
 }
 
@@ -142,8 +209,9 @@ class Topic {
     retain: number,
     /** A record batch's size limit, as the topic's `max.message.bytes`. */
     readonly maxMessageBytes: number,
+    compacted = false,
   ) {
-    this.partitions = Array.from({ length: partitions }, () => new PartitionLog(retain));
+    this.partitions = Array.from({ length: partitions }, () => new PartitionLog(retain, compacted));
   }
 
   /** Kafka's default partitioner: the key's murmur2 hash, or round-robin for messages without a key. */
@@ -158,6 +226,7 @@ class Topic {
 class Bus {
   readonly topics = new Map<string, Topic>();
   readonly groups = new Map<string, Group>();
+  readonly appendListeners = new Set<(topic: string) => void>();
 
   constructor(readonly settings: BusSettings) {}
 
@@ -185,6 +254,7 @@ class Bus {
   /** New messages in a topic: the members reading it look for work. */
   produced(topic: string): void {
     for (const group of this.groups.values()) group.wakeReadersOf(topic);
+    for (const listener of this.appendListeners) listener(topic);
   }
 }
 
@@ -348,7 +418,13 @@ class InProcessAdmin implements MessagingAdmin {
     for (const topic of missing)
       this.bus.topics.set(
         topic.name,
-        new Topic(topic.name, topic.partitions, this.bus.settings.retain, maxMessageBytesOf(topic)),
+        new Topic(
+          topic.name,
+          topic.partitions,
+          this.bus.settings.retain,
+          maxMessageBytesOf(topic),
+          (topic.config?.['cleanup.policy'] ?? '').split(',').includes('compact'),
+        ),
       );
     this.bus.topicsChanged([...names]);
   }
@@ -455,6 +531,8 @@ class InProcessProducer implements MessageProducer {
 interface PendingBatch {
   readonly tp: TopicPartition;
   readonly messages: readonly StoredMessage[];
+  /** The offset to commit once handled: past the last message, and past the gaps after it. */
+  readonly next: number;
   retryAt?: number;
 }
 
@@ -585,14 +663,21 @@ class InProcessConsumer implements MessageConsumer {
       if (from >= log.end) continue;
       const messages: StoredMessage[] = [];
       let bytes = 0;
-      for (let offset = from; offset < log.end; offset++) {
-        const message = log.at(offset);
+      let next = from;
+      for (; next < log.end; next++) {
+        const message = log.get(next);
+        if (!message) continue;
         if (messages.length > 0 && bytes + message.bytes > this.bus.settings.maxBatchBytes) break;
         messages.push(message);
         bytes += message.bytes;
       }
+      if (messages.length === 0) {
+        // Only compaction's gaps: nothing to hand over, but past them is where the group stands.
+        this.group.commit(tp, next);
+        continue;
+      }
       this.cursor = index + 1;
-      return { tp, messages };
+      return { tp, messages, next };
     }
     return null;
   }
@@ -621,8 +706,7 @@ class InProcessConsumer implements MessageConsumer {
       return;
     }
     this.failed.delete(tp.id);
-    const last = pending.messages[pending.messages.length - 1] as StoredMessage;
-    this.group.commit(tp, last.offset + 1);
+    this.group.commit(tp, pending.next);
   }
 
   private sleep(): Promise<void> {
