@@ -113,6 +113,7 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
           `  readiness     ${url}/health/ready (every service)   liveness ${url}/health/live`,
           `  metrics       ${url}/metrics  ${url}${MOUNTS.generator}/metrics  ${url}${MOUNTS.distribution}/metrics  ${relayUrl}/metrics`,
           `  on the CLI    npx policygen status --url ${url}    npx policygen lag --url ${url} --watch`,
+          `  events        ${url}/events/<topic>   (server-sent events, resumable; a consumer: POLICYGEN_URL=${url} with @policygen/sdk)`,
           '',
           `A node fetches its policies from its relay, with its token (POST /api/v1/nodes/<id>/token):`,
           `  TOKEN=${token}`,

@@ -12,7 +12,7 @@ import { startDistributionService } from '@policygen/distribution-service';
 import { TOPICS } from '@policygen/events';
 import type { GeneratorService } from '@policygen/generator-service';
 import { startGeneratorService } from '@policygen/generator-service';
-import type { Messaging } from '@policygen/messaging';
+import type { InProcessMessaging } from '@policygen/messaging';
 import { createInProcessMessaging } from '@policygen/messaging';
 import type { RelayService } from '@policygen/relay';
 import { startRelay } from '@policygen/relay';
@@ -20,6 +20,8 @@ import type { ReadinessCheck } from '@policygen/service-kit';
 import { prefixedChecks } from '@policygen/service-kit';
 import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
 import { dashboardFiles } from '@policygen/service-kit';
+import { Registry } from 'prom-client';
+import { eventStreamRouter } from './event-stream';
 
 export interface EmbeddedPipelineOptions {
   readonly host: string;
@@ -38,7 +40,7 @@ export const MOUNTS = {
 
 export interface EmbeddedPipeline {
   readonly url: string;
-  readonly messaging: Messaging;
+  readonly messaging: InProcessMessaging;
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
   readonly relay: RelayService;
@@ -65,6 +67,19 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       if (handler) handler(request, response, next);
       else response.status(503).json({ statusCode: 503, message: `${path} is starting` });
     });
+  const registry = new Registry();
+  const streamAdmin = await messaging.createAdmin();
+  const streamProducer = await messaging.createProducer();
+  root.use(
+    '/events',
+    eventStreamRouter({
+      log: messaging.log,
+      producer: streamProducer,
+      admin: streamAdmin,
+      logger: logger.child({ service: 'event-stream' }),
+      registry,
+    }),
+  );
   const configExpress = express();
   // The root's readiness covers every service of the process, once they are there.
   let services: ReadinessCheck[] = [
@@ -74,6 +89,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     store: new MemoryConfigStore(),
     messaging,
     nodeTokenSecret: tokenSecret,
+    registry,
     httpAdapter: new ExpressAdapter(configExpress),
     logger: logger.child({ service: 'config-service' }),
     extraReadiness: () => services,
@@ -144,6 +160,8 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       await distribution.stop();
       await generator.stop();
       await configApp.close();
+      await streamProducer.close();
+      await streamAdmin.close();
       await cache.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { TopicNames } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
@@ -33,6 +34,8 @@ export interface ConfigServiceOptions {
   readonly generatorGroup?: string;
   /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
   readonly defaultMetrics?: boolean;
+  /** The registry its `/metrics` serves (default: its own): the embedded mode adds the event stream's. */
+  readonly registry?: Registry;
   /** More checks for `/health/ready`, read at every probe: the embedded mode's other services. */
   readonly extraReadiness?: () => readonly ReadinessCheck[];
   /** Signs node tokens (`POST /api/v1/nodes/{id}/token`); without it, none is issued (503). */

@@ -19,7 +19,7 @@ import { ConfigServiceModule } from './config-service.module';
  * call `listen`.
  */
 export async function createConfigServiceApp(options: ConfigServiceOptions): Promise<NestExpressApplication> {
-  const registry = new Registry();
+  const registry = options.registry ?? new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const readiness: ReadinessCheck[] = [];
   let status: () => unknown = () => ({ status: 'starting' });
