@@ -6,8 +6,7 @@ import pino from 'pino';
 import { buildDemoFleet } from '@policygen/fleets';
 import { EXIT_OK } from '../errors';
 import { printFlow } from '../embedded/flow-printer';
-import type { EmbeddedPipeline } from '../embedded/embedded-pipeline';
-import { MOUNTS, startEmbeddedPipeline } from '../embedded/embedded-pipeline';
+import { MOUNTS, settled, startEmbeddedPipeline } from '../embedded/embedded-pipeline';
 import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
 
@@ -35,18 +34,6 @@ async function eventually(condition: () => boolean, timeoutMs: number, what: str
 }
 
 /** Every node of the imported revision generated, in the root feed, and on the relay. */
-function settled(pipeline: EmbeddedPipeline, revision: number): boolean {
-  const generation = pipeline.generator.loop.status();
-  const distribution = pipeline.distribution.distributor.status();
-  const relay = pipeline.relay.follower.status();
-  return (
-    generation.revision === revision &&
-    generation.pending === 0 &&
-    generation.queued === 0 &&
-    distribution.cursor > 0 &&
-    relay.cursor >= distribution.cursor
-  );
-}
 
 export const defineStart: CommandDefinition = (program, { streams, exitWith }) => {
   program

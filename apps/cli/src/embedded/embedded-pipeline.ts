@@ -168,3 +168,17 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     },
   };
 }
+
+/** Every service has done its part of the revision: generated, distributed, and followed by the relay. */
+export function settled(pipeline: EmbeddedPipeline, revision: number): boolean {
+  const generation = pipeline.generator.loop.status();
+  const distribution = pipeline.distribution.distributor.status();
+  const relay = pipeline.relay.follower.status();
+  return (
+    generation.revision === revision &&
+    generation.pending === 0 &&
+    generation.queued === 0 &&
+    distribution.cursor > 0 &&
+    relay.cursor >= distribution.cursor
+  );
+}
