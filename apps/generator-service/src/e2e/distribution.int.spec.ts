@@ -4,7 +4,16 @@ import { join, relative } from 'node:path';
 import { extract } from 'tar-stream';
 import { buildDemoFleet } from '@policygen/fleets';
 import { spawnSync } from 'node:child_process';
-import { eventually, parsePrometheusText, promtoolProblems, workspaceRoot } from '@policygen/testing-infra';
+import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
+import { LATEST_BUNDLES_TOPIC_CONFIG } from '@policygen/events';
+import { readLatestBundles } from '@policygen/sdk';
+import {
+  eventually,
+  getTestInfrastructure,
+  parsePrometheusText,
+  promtoolProblems,
+  workspaceRoot,
+} from '@policygen/testing-infra';
 import type { Entity, ServiceProcess } from '../testing/pipeline';
 import { generateTreesWithCli, Pipeline } from '../testing/pipeline';
 
@@ -480,5 +489,65 @@ describe('distribution: from a config change to the node, through two levels of 
         what: 'policygen status to find the pipeline sound again',
       },
     );
+  }, 120_000);
+
+  it("keeps every node's current bundle on the compacted topic: a consumer starting now rebuilds what relay root serves", async () => {
+    const admin = new Kafka({
+      brokers: [...getTestInfrastructure().kafkaBrokers],
+      logLevel: logLevel.NOTHING,
+    }).admin();
+    await admin.connect();
+    try {
+      const [described] = (
+        await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: [{ type: ConfigResourceTypes.TOPIC, name: pipeline.topics.latestBundles }],
+        })
+      ).resources;
+      const settings = Object.fromEntries(
+        (described?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]),
+      );
+      expect(settings).toMatchObject(LATEST_BUNDLES_TOPIC_CONFIG);
+    } finally {
+      await admin.disconnect();
+    }
+    const fleet = (await pipeline.exportFleet()) as { nodes: { id: string; policyServer?: string }[] };
+    const servers = new Set(fleet.nodes.map((node) => node.policyServer));
+    const leaving =
+      fleet.nodes.find((node) => node.policyServer === 'root' && !servers.has(node.id))?.id ?? '';
+    const leavingToken = await token(leaving);
+    expect((await pipeline.request('DELETE', `/api/v1/nodes/${leaving}`)).status).toBeLessThan(300);
+    await eventually(async () => (await fetchPolicies(root, leaving, leavingToken)).status !== 200, {
+      what: `relay root no longer serving ${leaving}`,
+      timeoutMs: 30_000,
+    });
+
+    const connection = {
+      kafka: { brokers: [...getTestInfrastructure().kafkaBrokers] },
+      namespace: pipeline.namespace,
+    };
+    const latest = await readLatestBundles(connection, { timeoutMs: 60_000 });
+    const served = new Map<string, { hash: string; files: { path: string; sha256: string }[] }>();
+    for (const node of fleet.nodes.filter((candidate) => candidate.id !== leaving)) {
+      const response = await fetch(`${root.url}/nodes/${encodeURIComponent(node.id)}/policies`, {
+        headers: { authorization: `Bearer ${await token(node.id)}`, accept: 'application/json' },
+      });
+      if (response.status === 200) served.set(node.id, (await response.json()) as never);
+    }
+    expect(latest.has(leaving)).toBe(false);
+    expect([...latest.keys()].sort()).toEqual([...served.keys()].sort());
+    for (const [nodeId, bundle] of latest)
+      expect({
+        nodeId,
+        hash: bundle.hash,
+        files: [...bundle.files.map((file) => file.sha256), bundle.manifestSha256].sort(),
+      }).toEqual({
+        nodeId,
+        hash: served.get(nodeId)?.hash,
+        files: served
+          .get(nodeId)
+          ?.files.map((file) => file.sha256)
+          .sort(),
+      });
   }, 120_000);
 });

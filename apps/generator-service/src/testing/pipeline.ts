@@ -143,7 +143,12 @@ export class Pipeline {
   private readonly logDir = mkdtempSync(join(tmpdir(), 'policygen-e2e-'));
 
   constructor() {
-    this.topics = topicsFor(`e2e-${this.id}`);
+    this.topics = topicsFor(this.namespace);
+  }
+
+  /** The topic namespace of this pipeline (POLICYGEN_TOPIC_NAMESPACE). */
+  get namespace(): string {
+    return `e2e-${this.id}`;
   }
 
   get schema(): string {
