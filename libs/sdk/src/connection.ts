@@ -39,6 +39,6 @@ export function connectionFromEnvironment(environment: NodeJS.ProcessEnv = proce
     return { stream: { url, ...(token ? { token } : {}) }, ...(namespace ? { namespace } : {}) };
   }
   throw new Error(
-    'set POLICYGEN_KAFKA_BROKERS (host:port,…) to read from Kafka, or POLICYGEN_URL (e.g. http://127.0.0.1:8080) to read from policygen start',
+    'set POLICYGEN_KAFKA_BROKERS (host:port,…) to read from Kafka, or POLICYGEN_URL (e.g. http://127.0.0.1:3000) to read from policygen start',
   );
 }

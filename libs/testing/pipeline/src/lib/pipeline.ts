@@ -20,6 +20,7 @@ import { jsonSchemaOf, TOPICS, topicsFor } from '@policygen/events';
 import type { MessageConsumer } from '@policygen/messaging';
 import { createKafkaMessaging } from '@policygen/messaging';
 import { RedisBundleCache } from '@policygen/cache';
+import { buildDemoFleet } from '@policygen/fleets';
 import {
   eventually,
   freePort,
@@ -316,6 +317,13 @@ export class Pipeline {
       body: text ? (JSON.parse(text) as unknown) : null,
       headers: response.headers,
     };
+  }
+
+  /** Imports the demo fleet (`npm start`'s), and resolves with its revision. */
+  async importDemoFleet(): Promise<number> {
+    const imported = await this.request('POST', '/api/v1/import', buildDemoFleet());
+    if (imported.status !== 200) throw new Error(`the import answered ${imported.status}`);
+    return (imported.body as { revision: number }).revision;
   }
 
   async revision(): Promise<number> {
