@@ -16,7 +16,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(root, 'dist', 'cli', 'policygen.js');
 const worker = join(root, 'dist', 'cli', 'generation-worker.js');
 /** The services, each run as its own process (`node dist/<service>/main.js`). */
-const services = ['config-service', 'generator-service', 'distribution-service', 'relay', 'dashboard-server', 'audit-trail'];
+const services = [
+  'config-service',
+  'generator-service',
+  'distribution-service',
+  'relay',
+  'dashboard-server',
+  'audit-trail',
+];
 
 const dashboard = join(root, 'dist', 'dashboard');
 
