@@ -491,7 +491,7 @@ describe('distribution: from a config change to the node, through two levels of 
     );
   }, 120_000);
 
-  it("keeps every node's current bundle on the compacted topic: a consumer starting now rebuilds what relay root serves", async () => {
+  it("keeps every node's current bundle on the compacted topic: a consumer starting after 120 changes rebuilds what relay root serves", async () => {
     const admin = new Kafka({
       brokers: [...getTestInfrastructure().kafkaBrokers],
       logLevel: logLevel.NOTHING,
@@ -516,7 +516,30 @@ describe('distribution: from a config change to the node, through two levels of 
     const leaving =
       fleet.nodes.find((node) => node.policyServer === 'root' && !servers.has(node.id))?.id ?? '';
     const leavingToken = await token(leaving);
+    // Changes over 40 nodes before the consumer starts: it reads one record per node (npm start's test makes 1,000).
+    const changing = fleet.nodes.filter((node) => node.id !== leaving && !servers.has(node.id)).slice(0, 40);
+    const entities = new Map<string, Entity>();
+    for (const node of changing)
+      entities.set(node.id, (await pipeline.request('GET', `/api/v1/nodes/${node.id}`)).body as Entity);
+    for (let change = 0; change < 120; change++) {
+      const node = changing[change % changing.length] as { id: string };
+      const entity = entities.get(node.id) as Entity;
+      const put = await pipeline.request('PUT', `/api/v1/nodes/${node.id}`, {
+        ...entity,
+        properties: { ...(entity['properties'] as object), change },
+      });
+      expect(put.status).toBe(200);
+    }
     expect((await pipeline.request('DELETE', `/api/v1/nodes/${leaving}`)).status).toBeLessThan(300);
+    const last = await pipeline.revision();
+    await eventually(
+      () =>
+        pipeline.events.confirmations.some((event) => event.relayId === 'root' && event.revision >= last - 1),
+      {
+        what: `relay root confirming revision ${last - 1}`,
+        timeoutMs: 120_000,
+      },
+    );
     await eventually(async () => (await fetchPolicies(root, leaving, leavingToken)).status !== 200, {
       what: `relay root no longer serving ${leaving}`,
       timeoutMs: 30_000,
@@ -549,5 +572,6 @@ describe('distribution: from a config change to the node, through two levels of 
           ?.files.map((file) => file.sha256)
           .sort(),
       });
-  }, 120_000);
+    expect(latest.get(changing.at(-1)?.id ?? '')?.revision).toBeGreaterThan(last - changing.length - 2);
+  }, 240_000);
 });
