@@ -3,6 +3,7 @@ import { KafkaTransport } from './transport/kafka-transport';
 import type { EventStreamConnection } from './transport/event-stream-transport';
 import { EventStreamTransport } from './transport/event-stream-transport';
 import type { EventTransport } from './transport/event-transport';
+import type { SdkLogger } from './consumer/logger';
 
 /**
  * Where the events come from: a Kafka cluster, or the event stream of `policygen start`. The same
@@ -12,9 +13,9 @@ export type Connection =
   | { readonly kafka: KafkaConnection; readonly namespace?: string }
   | { readonly stream: EventStreamConnection; readonly namespace?: string };
 
-export function transportFor(connection: Connection): EventTransport {
+export function transportFor(connection: Connection, logger?: SdkLogger): EventTransport {
   return 'kafka' in connection
-    ? new KafkaTransport(connection.kafka)
+    ? new KafkaTransport(connection.kafka, logger)
     : new EventStreamTransport(connection.stream);
 }
 

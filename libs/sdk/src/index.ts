@@ -14,6 +14,7 @@ export { DEFAULT_RETRY_POLICY, backoffDelay } from './consumer/retry-policy';
 export type { SdkLogger } from './consumer/logger';
 export type { Connection } from './connection';
 export { connectionFromEnvironment, transportFor } from './connection';
+export type { CreateConsumerOptions } from './create-consumer';
 export { createConsumer } from './create-consumer';
 export type { KafkaConnection } from './transport/kafka-transport';
 export type { EventStreamConnection } from './transport/event-stream-transport';

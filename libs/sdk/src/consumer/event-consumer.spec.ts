@@ -158,6 +158,36 @@ describe('EventConsumer', () => {
     expect(consumer.stats()).toMatchObject({ handled: 1, retried: 2, deadLettered: 1 });
   });
 
+  it('with an unbounded budget, keeps trying a failing handler until it succeeds: nothing is dead-lettered', async () => {
+    const transport = new ScriptedTransport();
+    let failures = 0;
+    const consumer = new EventConsumer({
+      transport,
+      groupId: 'g',
+      logger: quiet,
+      retry: { attempts: Infinity, initialDelayMs: 1, maxDelayMs: 2, jitter: 0 },
+    }).subscribe(RESULTS, () => {
+      if (++failures < 12) throw new Error('the database is away');
+    });
+    await consumer.start();
+    await transport.deliver({
+      topic: RESULTS,
+      partition: 0,
+      messages: messagesOf(RESULTS, [JSON.stringify(result('n1', 1))]),
+    });
+    expect(consumer.stats()).toMatchObject({ handled: 1, retried: 11, deadLettered: 0 });
+    expect(transport.deadLetters).toEqual([]);
+  });
+
+  it('rejects a caughtUp that can no longer come once stopped', async () => {
+    const transport = new ScriptedTransport();
+    const consumer = consumerOf(transport).subscribe(RESULTS, () => undefined);
+    await consumer.start();
+    const waiting = consumer.caughtUp(RESULTS);
+    await consumer.stop();
+    await expect(waiting).rejects.toThrow('stopped before it caught up');
+  });
+
   it('fails the batch when a dead letter cannot be sent: the message comes again, it is never dropped', async () => {
     const transport = new ScriptedTransport();
     transport.failDeadLetters = true;

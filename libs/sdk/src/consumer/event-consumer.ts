@@ -77,7 +77,10 @@ export class EventConsumer {
   private readonly logger: SdkLogger;
   private readonly busNames: Readonly<Record<Topic, string>>;
   private readonly canonical = new Map<string, Topic>();
-  private readonly caughtUpWaiters = new Map<Topic, { promise: Promise<void>; resolve: () => void }>();
+  private readonly caughtUpWaiters = new Map<
+    Topic,
+    { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void }
+  >();
   private readonly sleepers = new Set<() => void>();
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   private counts = { handled: 0, retried: 0, deadLettered: 0 };
@@ -148,6 +151,8 @@ export class EventConsumer {
     this.state = 'stopping';
     for (const wake of this.sleepers) wake();
     if (wasRunning) await this.options.transport.stop();
+    for (const waiter of this.caughtUpWaiters.values())
+      waiter.reject(new Error('the consumer stopped before it caught up'));
     this.state = 'stopped';
     this.logger.info({ groupId: this.options.groupId, ...this.stats() }, 'consumer stopped');
   }
@@ -156,12 +161,22 @@ export class EventConsumer {
     return { ...this.counts, inFlight: this.slots.inUse };
   }
 
-  private caughtUpWaiter(topic: Topic): { promise: Promise<void>; resolve: () => void } {
+  private caughtUpWaiter(topic: Topic): {
+    promise: Promise<void>;
+    resolve: () => void;
+    reject: (error: Error) => void;
+  } {
     let waiter = this.caughtUpWaiters.get(topic);
     if (!waiter) {
       let resolve: () => void = () => undefined;
-      const promise = new Promise<void>((done) => (resolve = done));
-      waiter = { promise, resolve };
+      let reject: (error: Error) => void = () => undefined;
+      const promise = new Promise<void>((done, fail) => {
+        resolve = done;
+        reject = fail;
+      });
+      // A waiter nobody awaits must not become an unhandled rejection at stop.
+      promise.catch(() => undefined);
+      waiter = { promise, resolve, reject };
       this.caughtUpWaiters.set(topic, waiter);
     }
     return waiter;

@@ -1,6 +1,10 @@
 /** How often a failing handler is tried, and how long the consumer waits between tries. */
 export interface RetryPolicy {
-  /** Tries in all, the first included (default 5); then the message goes to the dead-letter topic. */
+  /**
+   * Tries in all, the first included (default 5); then the message goes to the dead-letter topic.
+   * `Infinity` never gives a handler's failure up: for failures that are the downstream's (a
+   * database away), the key waits, retried at `maxDelayMs`, until it succeeds or the consumer stops.
+   */
   readonly attempts: number;
   /** The wait after the first failure (default 200 ms); it doubles after each further one. */
   readonly initialDelayMs: number;
@@ -19,8 +23,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
   const policy = { ...DEFAULT_RETRY_POLICY, ...overrides };
-  if (!Number.isInteger(policy.attempts) || policy.attempts < 1)
-    throw new RangeError(`retry.attempts must be an integer of at least 1, not ${policy.attempts}`);
+  if (!(Number.isInteger(policy.attempts) || policy.attempts === Infinity) || policy.attempts < 1)
+    throw new RangeError(
+      `retry.attempts must be an integer of at least 1 (or Infinity), not ${policy.attempts}`,
+    );
   if (!(policy.initialDelayMs >= 0))
     throw new RangeError(`retry.initialDelayMs must be >= 0, not ${policy.initialDelayMs}`);
   if (!(policy.maxDelayMs >= policy.initialDelayMs))

@@ -24,7 +24,7 @@ export async function readLatestBundles(
 ): Promise<Map<string, BundleEvent>> {
   const bundles = new Map<string, BundleEvent>();
   const consumer = new EventConsumer({
-    transport: transportFor(connection),
+    transport: transportFor(connection, options.logger),
     groupId: `policygen-sdk-latest-${randomUUID()}`,
     ...(connection.namespace ? { namespace: connection.namespace } : {}),
     fromBeginning: true,

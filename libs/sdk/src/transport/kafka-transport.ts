@@ -1,6 +1,8 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Admin, Consumer, IHeaders, Producer, SASLOptions } from 'kafkajs';
 import { Kafka, logLevel } from 'kafkajs';
+import type { SdkLogger } from '../consumer/logger';
+import { stderrLogger } from '../consumer/logger';
 import type {
   BatchControl,
   EventTransport,
@@ -45,7 +47,10 @@ export class KafkaTransport implements EventTransport {
   private readonly caughtUpTopics = new Set<string>();
   private subscription: TransportSubscription | null = null;
 
-  constructor(private readonly connection: KafkaConnection) {
+  constructor(
+    private readonly connection: KafkaConnection,
+    logger: SdkLogger = stderrLogger,
+  ) {
     if (connection.brokers.length === 0) throw new Error('kafka.brokers: at least one broker (host:port)');
     this.description = `kafka://${connection.brokers.join(',')}`;
     this.kafka = new Kafka({
@@ -53,7 +58,16 @@ export class KafkaTransport implements EventTransport {
       brokers: [...connection.brokers],
       ...(connection.ssl !== undefined ? { ssl: connection.ssl } : {}),
       ...(connection.sasl !== undefined ? { sasl: connection.sasl } : {}),
-      logLevel: logLevel.ERROR,
+      // kafkajs's own warnings and errors go where the consumer's go.
+      logLevel: logLevel.WARN,
+      logCreator:
+        () =>
+        ({ level, log }) => {
+          const { message, ...fields } = log;
+          const entry = { source: 'kafkajs', ...fields };
+          if (level === logLevel.ERROR || level === logLevel.NOTHING) logger.error(entry, message);
+          else logger.warn(entry, message);
+        },
     });
   }
 
@@ -64,11 +78,16 @@ export class KafkaTransport implements EventTransport {
     this.subscription = subscription;
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    if (this.connection.createDeadLetterTopics ?? true)
-      await this.admin.createTopics({
-        waitForLeaders: true,
-        topics: subscription.topics.map((topic) => ({ topic: deadLetterTopicOf(topic), numPartitions: 1 })),
-      });
+    if (this.connection.createDeadLetterTopics ?? true) {
+      // Only the missing ones: asking for an existing topic makes the broker answer with an error.
+      const existing = new Set(await this.admin.listTopics());
+      const missing = subscription.topics.map(deadLetterTopicOf).filter((topic) => !existing.has(topic));
+      if (missing.length > 0)
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((topic) => ({ topic, numPartitions: 1 })),
+        });
+    }
     this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await this.producer.connect();
     const consumer = this.kafka.consumer({
