@@ -25,9 +25,9 @@ function port(value: string): number {
   return parsed;
 }
 
-async function eventually(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+async function eventually(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const giveUpAt = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

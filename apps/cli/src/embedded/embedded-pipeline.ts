@@ -44,8 +44,12 @@ export interface EmbeddedPipeline {
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
   readonly relay: RelayService;
+  /** Messages the generator and the distribution-service have not yet committed. */
+  backlog(): Promise<number>;
   stop(): Promise<void>;
 }
+
+const GROUPS = { generator: 'policygen-generator', distribution: 'policygen-distribution' } as const;
 
 /**
  * Every service in this process, on one HTTP address: the config API at the root, the others
@@ -120,7 +124,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     ...shared,
     logger: logger.child({ service: 'generator-service' }),
     snapshots: new HttpSnapshotSource(url),
-    groupId: 'policygen-generator',
+    groupId: GROUPS.generator,
     defaultMetrics: false,
     httpAdapter: mount(MOUNTS.generator),
   });
@@ -131,7 +135,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     snapshots: new HttpSnapshotSource(url),
     dataDir: `${options.dataDir}/distribution`,
     tokenSecret,
-    groupId: 'policygen-distribution',
+    groupId: GROUPS.distribution,
     httpAdapter: mount(MOUNTS.distribution),
   });
   const relay = await startRelay({
@@ -155,6 +159,12 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     generator,
     distribution,
     relay,
+    async backlog() {
+      let behind = 0;
+      for (const group of Object.values(GROUPS))
+        for (const { lag } of await streamAdmin.consumerLag(group)) behind += lag;
+      return behind;
+    },
     async stop() {
       await relay.stop();
       await distribution.stop();
@@ -170,15 +180,11 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
 }
 
 /** Every service has done its part of the revision: generated, distributed, and followed by the relay. */
-export function settled(pipeline: EmbeddedPipeline, revision: number): boolean {
+export async function settled(pipeline: EmbeddedPipeline, revision: number): Promise<boolean> {
   const generation = pipeline.generator.loop.status();
+  if (generation.revision !== revision || generation.pending > 0 || generation.queued > 0) return false;
+  // The generator's last bundles may still be on the bus, on their way to the distribution-service.
+  if ((await pipeline.backlog()) > 0) return false;
   const distribution = pipeline.distribution.distributor.status();
-  const relay = pipeline.relay.follower.status();
-  return (
-    generation.revision === revision &&
-    generation.pending === 0 &&
-    generation.queued === 0 &&
-    distribution.cursor > 0 &&
-    relay.cursor >= distribution.cursor
-  );
+  return distribution.cursor > 0 && pipeline.relay.follower.status().cursor >= distribution.cursor;
 }

@@ -114,7 +114,12 @@ describe('an SDK consumer of policygen start', () => {
       const node = changing[change % changing.length] as Node;
       await api('PUT', `/api/v1/nodes/${node.id}`, { ...node, properties: { ...node.properties, change } });
     }
-    for (const id of deleted) await api('DELETE', `/api/v1/nodes/${id}`);
+    const formerTokens = new Map<string, string>();
+    for (const id of deleted) {
+      const { token } = (await (await api('POST', `/api/v1/nodes/${id}/token`)).json()) as { token: string };
+      formerTokens.set(id, token);
+      await api('DELETE', `/api/v1/nodes/${id}`);
+    }
     // The ETag of a read is the configuration's revision.
     await api('GET', `/api/v1/nodes/${changing[0]?.id}`);
     await eventually(() => settled(pipeline, revision), {
@@ -140,13 +145,15 @@ describe('an SDK consumer of policygen start', () => {
       });
       if (response.status === 200) served.set(node.id, (await response.json()) as never);
     }
-    for (const id of deleted)
+    // A deleted node gets no new token, and its old one fetches nothing from the relay.
+    for (const [id, token] of formerTokens) {
       expect((await fetch(`${pipeline.url}/api/v1/nodes/${id}/token`, { method: 'POST' })).status).toBe(404);
-    // The relay applies the last removals a moment after the feed it follows says so.
-    await eventually(() => pipeline.relay.follower.status().nodes === served.size, {
-      what: `relay root serving the ${served.size} nodes left`,
-      timeoutMs: 30_000,
-    });
+      const fetched = await fetch(`${pipeline.url}${MOUNTS.relay}/nodes/${id}/policies`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      });
+      expect({ id, status: fetched.status }).toEqual({ id, status: 401 });
+    }
+    expect(pipeline.relay.follower.status().nodes).toBe(served.size);
     expect([...latest.keys()].sort()).toEqual([...served.keys()].sort());
     expect(deleted.filter((id) => latest.has(id))).toEqual([]);
     for (const [nodeId, bundle] of latest) {

@@ -22,14 +22,13 @@ export interface FeedSlice {
 
 /**
  * An ordered feed of node entries, kept as an append-only JSON-lines file and indexed in memory by
- * node and by relay. Only each node's latest entry matters; older ones are dropped when the file
- * is rewritten, their relays folded into the latest entry's `previousPath` so that a relay whose
- * cursor is older still learns that a node left it.
+ * node and by relay. Only each node's latest entry is served: the relays of the entries it
+ * supersedes are folded into its `previousPath`, so that a relay whose cursor is older than a
+ * superseded entry still learns that the node left it. Older lines are dropped when the file is
+ * rewritten.
  */
 export class FeedLog {
   private readonly latestByNode = new Map<string, FeedEntry>();
-  /** Relays that held a node in entries since superseded. */
-  private readonly formerRelays = new Map<string, Set<string>>();
   private readonly entriesBySeq = new Map<number, FeedEntry>();
   private readonly seqsByRelay = new Map<string, number[]>();
   /**
@@ -201,14 +200,11 @@ export class FeedLog {
   }
 
   private index(appended: FeedEntry): void {
-    const entry = this.interned.entry(appended);
-    const previous = this.latestByNode.get(entry.nodeId);
+    const previous = this.latestByNode.get(appended.nodeId);
+    const entry = this.interned.entry(previous ? withFormerRelays(appended, previous) : appended);
     if (previous) {
       this.entriesBySeq.delete(previous.seq);
       this.superseded++;
-      const former = this.formerRelays.get(entry.nodeId) ?? new Set<string>();
-      for (const relay of [...previous.path, ...previous.previousPath]) former.add(relay);
-      this.formerRelays.set(entry.nodeId, former);
     }
     this.latestByNode.set(entry.nodeId, entry);
     this.entriesBySeq.set(entry.seq, entry);
@@ -224,13 +220,7 @@ export class FeedLog {
   /** Rewrites the file with each node's latest entry only, aside then renamed. */
   private async compact(): Promise<void> {
     await this.serially(async () => {
-      const latest = [...this.latestByNode.values()]
-        .map((entry): FeedEntry => {
-          const former = this.formerRelays.get(entry.nodeId);
-          if (!former) return entry;
-          return { ...entry, previousPath: [...new Set([...entry.previousPath, ...former])] };
-        })
-        .sort((a, b) => a.seq - b.seq);
+      const latest = [...this.latestByNode.values()].sort((a, b) => a.seq - b.seq);
       const staging = `${this.file}.compacting`;
       const handle = await open(staging, 'w');
       try {
@@ -253,7 +243,6 @@ export class FeedLog {
       this.latestByNode.clear();
       this.entriesBySeq.clear();
       this.seqsByRelay.clear();
-      this.formerRelays.clear();
       this.interned = new Interner();
       const position = this.position;
       for (const entry of latest) this.index(entry);
@@ -272,6 +261,19 @@ export class FeedLog {
     this.writing = run.catch(() => undefined);
     return run;
   }
+}
+
+/**
+ * The entry that supersedes `previous`, also naming in `previousPath` the relays `previous` named
+ * (those that may still hold the node) that its own path leaves out. A relay that never read
+ * `previous` (a node moved off it, then removed) otherwise never hears that it must drop the node.
+ */
+function withFormerRelays(entry: FeedEntry, previous: FeedEntry): FeedEntry {
+  const named = new Set([...entry.path, ...entry.previousPath]);
+  const former = [...new Set([...previous.path, ...previous.previousPath])].filter(
+    (relay) => !named.has(relay),
+  );
+  return former.length === 0 ? entry : { ...entry, previousPath: [...entry.previousPath, ...former] };
 }
 
 /** Shares equal strings, relay paths and file references between entries. */
