@@ -189,6 +189,10 @@ export function formatExplanation(explanation: NodeExplanation): string {
         `     after ${edge.policyId}: Directive[${edge.directiveIds[0]}] ${edge.kind} Directive[${edge.directiveIds[1]}]`,
       );
     }
+    if (policy.policy.skippedWhenFails.length > 0)
+      lines.push(
+        `     when it fails on the agent, skipped in that run (failed dependency): ${policy.policy.skippedWhenFails.join(', ')}`,
+      );
   }
   if (explanation.variables.length > 0) {
     lines.push('', 'Variables (the last declaration wins on the agent):');

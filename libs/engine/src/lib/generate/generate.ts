@@ -3,7 +3,12 @@ import type { FormedPolicy } from '../merge/policies';
 import type { OrderingMode } from '../model/fleet';
 import type { JsonObject } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
-import { GENERATED_AT_FILE, policyBundleName, renderNodeFiles } from '../render/node-files';
+import {
+  followingPolicies,
+  GENERATED_AT_FILE,
+  policyBundleName,
+  renderNodeFiles,
+} from '../render/node-files';
 import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeComputation } from './compute-node';
 import { computeNode } from './compute-node';
@@ -137,5 +142,6 @@ export function manifestPolicies(
       by: draft.by,
     })),
     after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
+    skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
   }));
 }

@@ -17,6 +17,8 @@ import {
   directivesCsvLines,
   GENERATED_AT_FILE,
   policyContexts,
+  contextKeyOf,
+  NO_CONTEXT,
   policyLayout,
   PROMISES_FILE,
   PROPERTIES_FILE,
@@ -545,7 +547,7 @@ export class NodeGenerator {
         return {
           policy,
           context,
-          contextKey: `${context.refreshContext ?? ''}\u0000${context.marksRepairs ?? ''}`,
+          contextKey: contextKeyOf(context),
         };
       });
     }
@@ -669,8 +671,7 @@ export class NodeGenerator {
       this.serialOf(policy.technique as Technique),
       policy.id,
       policy.kind,
-      context.refreshContext ?? '',
-      context.marksRepairs ?? '',
+      contextKeyOf(context),
       // Equal texts mean equal values, key order included: all a cache key needs, cheaper than canonical.
       JSON.stringify(instances.map((instance) => instance.values)),
     ].join('\u0000');
@@ -683,8 +684,7 @@ export class NodeGenerator {
   }
 }
 
-const NO_CONTEXT: PolicyContext = { refreshContext: undefined, marksRepairs: undefined };
-const NO_CONTEXT_KEY = '\u0000';
+const NO_CONTEXT_KEY = contextKeyOf(NO_CONTEXT);
 
 /** What a formed policy is in every plan holding it, made once per policy object. */
 interface PolicyFacts {

@@ -43,6 +43,11 @@ export interface ManifestPolicy {
     readonly by: string;
   }[];
   readonly after: readonly string[];
+  /**
+   * The policies the agent skips in a run where this one fails: those that follow it by any
+   * relationship, transitively (semantics.md §3.6).
+   */
+  readonly skippedWhenFails: readonly string[];
 }
 
 export interface PolicyManifest {

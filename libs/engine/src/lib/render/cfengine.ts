@@ -153,7 +153,11 @@ export function renderQuotedPromisesCf(inputs: readonly string[], bundlesequence
 }
 
 export const REPAIRED_CLASS_BODY = 'policygen_if_repaired';
-export const SYSTEM_BUNDLES = ['policygen_node', 'node'] as const;
+/** Sets comma-separated lists of classes: when the promise is repaired, and when it fails. */
+export const CLASSES_BODY = 'policygen_classes';
+/** The `classes` bodies a technique's promise may call: the generated tree defines no others. */
+export const TECHNIQUE_CLASSES_BODIES = [REPAIRED_CLASS_BODY, CLASSES_BODY] as const;
+export const SYSTEM_BUNDLES = ['policygen_node', 'policygen_properties', 'node'] as const;
 
 export const SYSTEM_LIBRARY = [
   '# Bodies the generated policies use; no other library is needed.',
@@ -162,11 +166,28 @@ export const SYSTEM_LIBRARY = [
   '      promise_repaired => { "$(class)" };',
   '}',
   '',
+  `body classes ${CLASSES_BODY}(repaired, failed)`,
+  '{',
+  '      promise_repaired => splitstring("$(repaired)", ",", "1000");',
+  '      repair_failed => splitstring("$(failed)", ",", "1000");',
+  '      repair_denied => splitstring("$(failed)", ",", "1000");',
+  '      repair_timeout => splitstring("$(failed)", ",", "1000");',
+  '}',
+  '',
 ].join('\n');
 
+/** Where a node's own property files are read from, after the tree's (Rudder's place). */
+export const LOCAL_PROPERTIES_DIRECTORY = '/var/rudder/local/properties.d';
+
 /**
- * Node identity and `node.<namespace>` properties: properties.d/properties.json, then the node's
- * local override file, merged at the first level of the `properties` namespace (semantics.md §5).
+ * Node identity, and `node.<namespace>` properties (semantics.md §5): every `*.json` file of the
+ * tree's `properties.d/` in lexical order, then every one of the local override directory (an
+ * augments file may name another one, `def.policygen_local_properties_dir`: tests do), merged at
+ * the first level of each namespace: a key of a later file replaces the same key whole. A file
+ * that is not JSON is left out; namespaces are the first-level keys that are names.
+ *
+ * CFEngine cannot loop, so the merge is written as promises iterating over lists, each iteration
+ * merging one more file into what the previous ones made (a variable redefined in list order).
  */
 export function renderSystemBundles(node: { id: string; hostname: string; policyServer: string }): string {
   return [
@@ -178,17 +199,31 @@ export function renderSystemBundles(node: { id: string; hostname: string; policy
     `      "policy_server" string => ${quote(node.policyServer)};`,
     '}',
     '',
+    'bundle common policygen_properties',
+    '{',
+    '  vars:',
+    '      "tree_dir" string => "$(this.promise_dirname)/../properties.d";',
+    `      "local_dir" string => ${quote(LOCAL_PROPERTIES_DIRECTORY)},`,
+    '        unless => isvariable("def.policygen_local_properties_dir");',
+    '      "local_dir" string => "$(def.policygen_local_properties_dir)",',
+    '        if => isvariable("def.policygen_local_properties_dir");',
+    '      "tree" slist => sort(findfiles("$(tree_dir)/*.json"), "lex");',
+    '      "local" slist => sort(findfiles("$(local_dir)/*.json"), "lex");',
+    '      # Position 0 is no file: the files are 1..count-1 (expandrange counts from 1 to count).',
+    '      "files" slist => { "", @(tree), @(local) };',
+    '      "count" int => length("files");',
+    '      "positions" slist => filter("$(count)", expandrange("[1-$(count)]", "1"), "false", "true", "100000");',
+    '      "file_$(positions)" data => readjson(nth("files", "$(positions)"), "100000000");',
+    '      "every" data => parsejson("{}");',
+    '      "every" data => mergedata("every", "file_$(positions)");',
+    '      "namespaces" slist => filter("[a-zA-Z0-9][a-zA-Z0-9_]*", getindices("every"), "true", "false", "100000");',
+    '}',
+    '',
     'bundle common node',
     '{',
-    '  classes:',
-    '      "policygen_local_properties" expression => fileexists("/var/rudder/local/properties.d/properties.json");',
     '  vars:',
-    '      "generated" data => readjson("$(this.promise_dirname)/../properties.d/properties.json", 100000000);',
-    '    !policygen_local_properties::',
-    '      "properties" data => mergedata("generated[properties]");',
-    '    policygen_local_properties::',
-    '      "local" data => readjson("/var/rudder/local/properties.d/properties.json", 100000000);',
-    '      "properties" data => mergedata("generated[properties]", "local[properties]");',
+    '      "$(policygen_properties.namespaces)" data => parsejson("{}");',
+    '      "$(policygen_properties.namespaces)" data => mergedata("$(policygen_properties.namespaces)", "policygen_properties.file_$(policygen_properties.positions)[$(policygen_properties.namespaces)]");',
     '}',
     '',
   ].join('\n');

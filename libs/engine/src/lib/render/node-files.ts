@@ -7,6 +7,7 @@ import type { PolicyEdge } from '../ordering/order';
 import type { ConcretePromise } from './cfengine';
 import {
   cfIdentifier,
+  CLASSES_BODY,
   concretePromise,
   REPAIRED_CLASS_BODY,
   renderAgentBundle,
@@ -52,12 +53,50 @@ export function repairedClass(policy: FormedPolicy): string {
   return `policygen_repaired_${policyBundleName(policy)}`;
 }
 
+export function failedClass(policy: FormedPolicy): string {
+  return `policygen_failed_${policyBundleName(policy)}`;
+}
+
+/** How the agent's reports name a policy: its directive, or its technique's policy when merged. */
+export function policyLabel(policy: FormedPolicy): string {
+  return policy.drafts.length === 1 ? `Directive[${policy.drafts[0]?.directive.id}]` : `Policy[${policy.id}]`;
+}
+
+/** A policy that must run, and not fail, before another one runs (semantics.md §3.6). */
+export interface FailedDependency {
+  readonly policyId: string;
+  /** The class its failures set on the agent. */
+  readonly failedClass: string;
+  readonly label: string;
+}
+
 /** How a policy takes part in its node's relationships: refreshed by whom, marking its repairs. */
 export interface PolicyContext {
   /** Class expression of the notifying policies' repairs: guards the refresh promises. */
   readonly refreshContext: string | undefined;
   /** The class this policy's repairs set, when some policy is notified by it. */
   readonly marksRepairs: string | undefined;
+  /** The class this policy's failures set, when some policy must follow it. */
+  readonly marksFailures: string | undefined;
+  /** Every policy it follows, transitively, by any relationship: it is skipped when one fails. */
+  readonly dependencies: readonly FailedDependency[];
+}
+
+export const NO_CONTEXT: PolicyContext = {
+  refreshContext: undefined,
+  marksRepairs: undefined,
+  marksFailures: undefined,
+  dependencies: [],
+};
+
+/** What makes two contexts render the same policy differently: a cache key. */
+export function contextKeyOf(context: PolicyContext): string {
+  return [
+    context.refreshContext ?? '',
+    context.marksRepairs ?? '',
+    context.marksFailures ?? '',
+    context.dependencies.map((dependency) => dependency.failedClass).join(','),
+  ].join('\u0000');
 }
 
 export function policyContexts(
@@ -66,6 +105,7 @@ export function policyContexts(
 ): Map<string, PolicyContext> {
   const byId = new Map(policies.map((policy) => [policy.id, policy]));
   const notifiers = new Set(edges.filter((edge) => edge.refresh).map((edge) => edge.from));
+  const followed = new Set(edges.map((edge) => edge.from));
   const contexts = new Map<string, PolicyContext>();
   for (const policy of policies) {
     const refreshSources = edges
@@ -74,9 +114,51 @@ export function policyContexts(
     contexts.set(policy.id, {
       refreshContext: refreshSources.length > 0 ? [...new Set(refreshSources)].sort().join('|') : undefined,
       marksRepairs: notifiers.has(policy.id) ? repairedClass(policy) : undefined,
+      marksFailures: followed.has(policy.id) ? failedClass(policy) : undefined,
+      dependencies: [...precedingPolicies(policy.id, edges)].sort().map((id) => {
+        const preceding = byId.get(id) as FormedPolicy;
+        return { policyId: id, failedClass: failedClass(preceding), label: policyLabel(preceding) };
+      }),
     });
   }
   return contexts;
+}
+
+/** The policies a policy follows by a path of edges (the graph is acyclic once ordered). */
+export function precedingPolicies(policyId: string, edges: readonly PolicyEdge[]): Set<string> {
+  return reachable(
+    policyId,
+    edges,
+    (edge) => edge.to,
+    (edge) => edge.from,
+  );
+}
+
+/** The policies skipped when a policy fails: those that follow it by a path of edges. */
+export function followingPolicies(policyId: string, edges: readonly PolicyEdge[]): Set<string> {
+  return reachable(
+    policyId,
+    edges,
+    (edge) => edge.from,
+    (edge) => edge.to,
+  );
+}
+
+function reachable(
+  start: string,
+  edges: readonly PolicyEdge[],
+  near: (edge: PolicyEdge) => string,
+  far: (edge: PolicyEdge) => string,
+): Set<string> {
+  const found = new Set<string>();
+  const waiting = [start];
+  for (let id = waiting.pop(); id !== undefined; id = waiting.pop())
+    for (const edge of edges)
+      if (near(edge) === id && far(edge) !== start && !found.has(far(edge))) {
+        found.add(far(edge));
+        waiting.push(far(edge));
+      }
+  return found;
 }
 
 /** A policy's files (path under the bundle root → content) and the inputs promises.cf lists. */
@@ -104,11 +186,13 @@ export function renderPolicy(
   context: PolicyContext,
 ): RenderedPolicy {
   const { bundle, inputs } = policyLayout(policy);
-  const { refreshContext, marksRepairs } = context;
   if (policy.kind === 'separated-with-parameters') {
     const parameterised = parameterisedBundleName(policy);
     const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
-    const promises = promisesOf(policy, (name) => `$(${name})`, refreshContext, marksRepairs);
+    const promises = [
+      ...promisesOf(policy, (name) => `$(${name})`, context),
+      ...skipReports(policy, context),
+    ];
     const [parameterisedPath, callPath] = inputs as [string, string];
     const values = (instances[0] as ResolvedInstance).values;
     return {
@@ -130,13 +214,9 @@ export function renderPolicy(
   }
   const promises: ConcretePromise[] = [];
   for (const instance of instances)
-    for (const promise of promisesOf(
-      policy,
-      (name) => textOfValue(instance.values[name] as Json),
-      refreshContext,
-      marksRepairs,
-    ))
+    for (const promise of promisesOf(policy, (name) => textOfValue(instance.values[name] as Json), context))
       promises.push(promise);
+  promises.push(...skipReports(policy, context));
   return {
     bundle,
     inputs,
@@ -211,16 +291,19 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
 function promisesOf(
   policy: FormedPolicy,
   replacement: (name: string) => string,
-  refreshContext: string | undefined,
-  marksRepairs: string | undefined,
+  context: PolicyContext,
 ): ConcretePromise[] {
+  const { refreshContext, marksRepairs, marksFailures, dependencies } = context;
   const mark = (template: PromiseTemplate): PromiseTemplate => {
-    if (!marksRepairs || !REPAIRING_TYPES.has(template.type) || 'classes' in template.attributes)
-      return template;
-    return {
-      ...template,
-      attributes: { ...template.attributes, classes: { call: REPAIRED_CLASS_BODY, args: [marksRepairs] } },
-    };
+    if ((!marksRepairs && !marksFailures) || !REPAIRING_TYPES.has(template.type)) return template;
+    const own = ownOutcomeClasses(template.attributes['classes']);
+    const repaired = [...own.repaired, ...(marksRepairs ? [marksRepairs] : [])];
+    const failed = [...own.failed, ...(marksFailures ? [marksFailures] : [])];
+    const classes =
+      failed.length === 0 && repaired.length === 1
+        ? { call: REPAIRED_CLASS_BODY, args: repaired }
+        : { call: CLASSES_BODY, args: [repaired.join(','), failed.join(',')] };
+    return { ...template, attributes: { ...template.attributes, classes } };
   };
   const promises = policy.technique.promises.map((template) => concretePromise(mark(template), replacement));
   if (refreshContext) {
@@ -230,7 +313,37 @@ function promisesOf(
       ),
     );
   }
-  return promises;
+  if (dependencies.length === 0) return promises;
+  // Skipped, refresh included, when a policy it follows failed earlier in the run (§3.6).
+  const skip = `!(${dependencies.map((dependency) => dependency.failedClass).join('|')})`;
+  return promises.map((promise) => ({
+    ...promise,
+    context: promise.context === undefined ? skip : `(${promise.context}).${skip}`,
+  }));
+}
+
+/** What the agent reports of a policy it skips, one line per failed policy it follows. */
+function skipReports(policy: FormedPolicy, context: PolicyContext): ConcretePromise[] {
+  const label = policyLabel(policy);
+  return context.dependencies.map((dependency) => ({
+    type: 'reports',
+    promiser: `${label}: Skipping because of failed dependencies (${dependency.label} failed)`,
+    attributes: [],
+    context: dependency.failedClass,
+  }));
+}
+
+/** The classes a technique's own `classes` attribute sets (validation admits only these bodies). */
+function ownOutcomeClasses(value: PromiseTemplate['attributes'][string] | undefined): {
+  readonly repaired: readonly string[];
+  readonly failed: readonly string[];
+} {
+  if (value === undefined || typeof value !== 'object' || Array.isArray(value))
+    return { repaired: [], failed: [] };
+  const listed = (text: string | undefined): string[] =>
+    (text ?? '').split(',').filter((name) => name.trim() !== '');
+  if (value.call === REPAIRED_CLASS_BODY) return { repaired: listed(value.args[0]), failed: [] };
+  return { repaired: listed(value.args[0]), failed: listed(value.args[1]) };
 }
 
 /** One line per applied directive, in apply order: directive, rule, technique, version, policy. */

@@ -74,7 +74,7 @@ describe('CFEngine rendering (semantics.md §4)', () => {
       'n1',
     );
     expect(result.files.find((f) => f.path === 'rules/cfengine-community/promises.cf')?.content).toContain(
-      'bundlesequence => { "policygen_node", "node", "A", "B" };',
+      'bundlesequence => { "policygen_node", "policygen_properties", "node", "A", "B" };',
     );
     expect(result.files.find((f) => f.path.endsWith('rudder-directives.csv'))?.content).toBe(
       '"a","r","A","1.0","A"\n"b","r","B","1.0","B"\n',
@@ -118,7 +118,11 @@ describe('CFEngine rendering (semantics.md §4)', () => {
       'n1',
     );
     const text = result.files.map((f) => f.content).join('\n');
-    expect(text).toContain('classes => policygen_if_repaired("policygen_repaired_A")');
-    expect(text).toContain('    policygen_repaired_A::\n      "/bin/true";');
+    // A's repairs trigger B's refresh; its failures skip B (semantics.md §3.6).
+    expect(text).toContain('classes => policygen_classes("policygen_repaired_A", "policygen_failed_A")');
+    expect(text).toContain('    (policygen_repaired_A).!(policygen_failed_A)::\n      "/bin/true";');
+    expect(text).toContain(
+      '    policygen_failed_A::\n      "Directive[b]: Skipping because of failed dependencies (Directive[a] failed)";',
+    );
   });
 });

@@ -103,7 +103,7 @@ describe('rule targets (semantics.md §1)', () => {
     expect(empty.status).toBe('ok');
     expect(empty.manifest?.policies).toEqual([]);
     expect(empty.files.find((f) => f.path.endsWith('promises.cf'))?.content).toContain(
-      'bundlesequence => { "policygen_node", "node" }',
+      'bundlesequence => { "policygen_node", "policygen_properties", "node" }',
     );
   });
 });

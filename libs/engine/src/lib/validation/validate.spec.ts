@@ -123,6 +123,68 @@ describe('fleet validation: every issue, with its JSON path', () => {
     ]);
   });
 
+  it("refuses CFEngine's reserved words as technique ids and parameter names", () => {
+    const words = ['sys', 'const', 'this', 'mon', 'match', 'edit', 'bundle', 'body', 'promise'];
+    expect(issuesOf(fleetFile({ techniques: words.map((word) => technique(word)) }))).toEqual(
+      words.map(
+        (word, index) =>
+          `$.techniques[${index}].id: ${word} is a reserved word of CFEngine: it cannot name a bundle`,
+      ),
+    );
+    expect(
+      issuesOf(
+        fleetFile({ techniques: [technique('T', { parameters: [{ name: 'value' }, { name: 'this' }] })] }),
+      ),
+    ).toEqual([
+      '$.techniques[0].parameters[1].name: this is a reserved word of CFEngine: it cannot name a bundle parameter',
+    ]);
+  });
+
+  it("admits a promise's own classes only through the bodies the tree defines", () => {
+    const withClasses = (classes: unknown) =>
+      technique('T', { promises: [{ type: 'commands', promiser: '/bin/true', attributes: { classes } }] });
+    expect(
+      issuesOf(fleetFile({ techniques: [withClasses({ call: 'policygen_if_repaired', args: ['a'] })] })),
+    ).toEqual([]);
+    expect(
+      issuesOf(fleetFile({ techniques: [withClasses({ call: 'policygen_classes', args: ['a,b', 'c'] })] })),
+    ).toEqual([]);
+    for (const refused of [
+      { call: 'if_repaired', args: ['a'] },
+      { call: 'policygen_classes', args: ['a'] },
+      'a',
+    ])
+      expect(issuesOf(fleetFile({ techniques: [withClasses(refused)] }))).toEqual([
+        '$.techniques[0].promises[0].attributes.classes: must call policygen_if_repaired(class) or policygen_classes(repaired, failed) (comma-separated class lists): the generated tree defines no other classes body',
+      ]);
+  });
+
+  it('refuses what CFEngine cannot carry (NUL, lone surrogates) wherever it is, naming the place', () => {
+    expect(
+      issuesOf(
+        fleetFile({
+          parameters: { motd: 'a\u0000b' },
+          techniques: [technique('T')],
+          directives: [directive('d', 'T', { parameters: { value: ['ok', { deep: 'x\u0000' }] } })],
+          rules: [rule('r', ['d'])],
+          nodes: [
+            {
+              id: 'n1',
+              hostname: 'n1\u0000.example.com',
+              properties: { site: { 'k\u0000': 1, lone: 'a\ud800b' } },
+            },
+          ],
+        }),
+      ),
+    ).toEqual([
+      '$.parameters.motd: must not contain NUL (\\u0000): CFEngine cannot carry it',
+      '$.directives[0].parameters.value[1].deep: must not contain NUL (\\u0000): CFEngine cannot carry it',
+      '$.nodes[0].hostname: must not contain NUL (\\u0000): CFEngine cannot carry it',
+      '$.nodes[0].properties.site["k\\u0000"]: its name must not contain NUL (\\u0000): CFEngine cannot carry it',
+      '$.nodes[0].properties.site.lone: must be valid Unicode (a lone surrogate has no UTF-8 form)',
+    ]);
+  });
+
   it('reads YAML and reports syntax errors with their place', () => {
     expect(loadFleet('nodes:\n  - id: n1\n    hostname: h\n', 'yaml').ok).toBe(true);
     const broken = loadFleet('nodes: [\n', 'yaml');

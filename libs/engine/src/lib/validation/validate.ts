@@ -17,6 +17,7 @@ import type {
 import { FLEET_COLLECTIONS, ORDERING_MODES, PROPERTY_NAME_PATTERN, settingsSchema } from '../model/fleet';
 import type { Json } from '../model/json';
 import { isJsonObject } from '../model/json';
+import { TECHNIQUE_CLASSES_BODIES } from '../render/cfengine';
 import { compareCodeUnits } from '../text/compare';
 import type { PathSegment } from './json-path';
 import { formatJsonPath } from './json-path';
@@ -109,6 +110,7 @@ export function parseParameters(value: unknown, report: Report): Record<string, 
     return {};
   }
   const parameters = value as Record<string, Json>;
+  checkCarriable(parameters, ['parameters'], report);
   for (const name of Object.keys(parameters)) {
     if (!PROPERTY_NAME_PATTERN.test(name))
       report(['parameters', name], 'parameter names must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
@@ -211,6 +213,34 @@ export function entityKey(collection: FleetCollection, entity: object): string {
   return (entity as { id: string }).id;
 }
 
+/**
+ * Text CFEngine cannot carry, anywhere in a value (keys included): a NUL ends a string in its C
+ * code (`cf-promises` fails the node's whole policy on it), and a lone UTF-16 surrogate has no
+ * UTF-8 form for the files the agent reads. Every other character reaches the agent exactly.
+ */
+export function checkCarriable(value: Json, path: readonly PathSegment[], report: Report): void {
+  if (typeof value === 'string') {
+    const problem = uncarriable(value);
+    if (problem) report(path, problem);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => checkCarriable(item, [...path, index], report));
+  } else if (isJsonObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      const problem = uncarriable(key);
+      if (problem) report([...path, key], `its name ${problem}`);
+      checkCarriable(item as Json, [...path, key], report);
+    }
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function uncarriable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain NUL (\\u0000): CFEngine cannot carry it';
+  if (LONE_SURROGATE.test(text)) return 'must be valid Unicode (a lone surrogate has no UTF-8 form)';
+  return undefined;
+}
+
 /** Checks one parsed entity's references and rules beyond its schema. */
 export function checkEntity(
   collection: FleetCollection,
@@ -220,6 +250,7 @@ export function checkEntity(
   report: Report,
 ): void {
   const isPolicyServer = (id: string): boolean => id === 'root' || view.known('relays', id);
+  checkCarriable(entity as Json, path, report);
   switch (collection) {
     case 'techniques':
       checkTechnique(entity as Technique, path, report);
@@ -339,19 +370,51 @@ function checkDirective(
 }
 
 /** Bundle names of the system bundles; a technique's policy bundle must not take one. */
-const RESERVED_TECHNIQUE_IDS = new Set(['node', 'policygen_node']);
+const RESERVED_TECHNIQUE_IDS = new Set(['node', 'policygen_node', 'policygen_properties']);
+
+/**
+ * Words CFEngine 3.21 refuses as a bundle name (its special variable contexts and its grammar's
+ * keywords; `cf-promises` says "reserved container name" or fails to parse). A technique id names
+ * its policy's bundle, a parameter a bundle's argument: both are refused rather than renamed, so
+ * that the bundle a user reads in the tree is the one they named.
+ */
+export const CFENGINE_RESERVED_WORDS: ReadonlySet<string> = new Set([
+  'sys',
+  'const',
+  'this',
+  'mon',
+  'match',
+  'edit',
+  'bundle',
+  'body',
+  'promise',
+]);
 
 function checkTechnique(technique: Technique, path: PathSegment[], report: Report): void {
   if (RESERVED_TECHNIQUE_IDS.has(technique.id))
     report([...path, 'id'], `${technique.id} is reserved for a system bundle`);
+  if (CFENGINE_RESERVED_WORDS.has(technique.id))
+    report([...path, 'id'], `${technique.id} is a reserved word of CFEngine: it cannot name a bundle`);
   const names = new Set<string>();
   technique.parameters.forEach((parameter, index) => {
     if (names.has(parameter.name))
       report([...path, 'parameters', index, 'name'], `duplicate parameter ${parameter.name}`);
+    if (CFENGINE_RESERVED_WORDS.has(parameter.name))
+      report(
+        [...path, 'parameters', index, 'name'],
+        `${parameter.name} is a reserved word of CFEngine: it cannot name a bundle parameter`,
+      );
     names.add(parameter.name);
   });
   for (const list of ['promises', 'refresh'] as const) {
     technique[list].forEach((promise, index) => {
+      const classes = promise.attributes['classes'];
+      if (classes !== undefined && !isTechniqueClassesCall(classes))
+        report(
+          [...path, list, index, 'attributes', 'classes'],
+          'must call policygen_if_repaired(class) or policygen_classes(repaired, failed) (comma-separated ' +
+            'class lists): the generated tree defines no other classes body',
+        );
       const texts: [PathSegment[], string][] = [[['promiser'], promise.promiser]];
       for (const [name, value] of Object.entries(promise.attributes)) {
         if (typeof value === 'string') texts.push([['attributes', name], value]);
@@ -369,6 +432,15 @@ function checkTechnique(technique: Technique, path: PathSegment[], report: Repor
       }
     });
   }
+}
+
+function isTechniqueClassesCall(value: Technique['promises'][number]['attributes'][string]): boolean {
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const [ifRepaired, classes] = TECHNIQUE_CLASSES_BODIES;
+  return (
+    (value.call === ifRepaired && value.args.length === 1) ||
+    (value.call === classes && value.args.length === 2)
+  );
 }
 
 function checkTarget(

@@ -1,0 +1,4 @@
+export default {
+  displayName: 'testing-agent',
+  preset: '../../../jest.preset.js',
+};
