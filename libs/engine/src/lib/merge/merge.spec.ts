@@ -142,4 +142,77 @@ describe('merging drafts of one technique (semantics.md §2)', () => {
     expect(bundle.errors.map((e) => e.code)).toEqual(['TECHNIQUE_VERSION_CONFLICT']);
     expect(bundle.files.map((f) => f.path)).toEqual(['policy-manifest.json']);
   });
+
+  it("merges each draft as its own version says: merged 1.0 [a, b] and separated 3.0 [c] side by side (Rudder's PolicyAgregationTest)", () => {
+    const fleet = (names: [string, string, string]) =>
+      fleetFile({
+        techniques: [technique('T'), technique('T', { version: '3.0', policyGeneration: 'separated' })],
+        directives: [
+          directive('a', 'T', { name: names[0], techniqueVersion: '1.0' }),
+          directive('b', 'T', { name: names[1], techniqueVersion: '1.0' }),
+          directive('c', 'T', { name: names[2], techniqueVersion: '3.0' }),
+        ],
+        rules: [rule('r', ['a', 'b', 'c'])],
+      });
+    // Whichever name comes first, the result is the same.
+    for (const names of [
+      ['a', 'b', 'c'],
+      ['x', 'y', 'a'],
+    ] as [string, string, string][]) {
+      const policies = policiesOf(fleet(names));
+      expect(
+        policies.map((policy) => ({
+          id: policy.id,
+          version: policy.technique.version,
+          generation: policy.generation,
+          directives: policy.directives.map((d) => d.id),
+        })),
+      ).toEqual(
+        expect.arrayContaining([
+          { id: 'T', version: '1.0', generation: 'merged', directives: ['a', 'b'] },
+          { id: 'T:c', version: '3.0', generation: 'separated', directives: ['c'] },
+        ]),
+      );
+      expect(policies).toHaveLength(2);
+    }
+  });
+
+  it('lists every losing (rule, directive) draft of a unique technique, its rule and its winner', () => {
+    const policies = policiesOf(
+      fleetFile({
+        techniques: [technique('T', { multiInstance: false })],
+        directives: [directive('d1', 'T', { priority: 1 }), directive('d2', 'T', { priority: 2 })],
+        rules: [rule('r1', ['d1', 'd2']), rule('r2', ['d1', 'd2'])],
+      }),
+    );
+    expect(policies).toHaveLength(1);
+    expect(policies[0]?.directives).toEqual([{ id: 'd1', rule: 'r1', priority: 1 }]);
+    expect(policies[0]?.overridden).toEqual([
+      { id: 'd1', rule: 'r2', priority: 1, by: 'd1' },
+      { id: 'd2', rule: 'r1', priority: 2, by: 'd1' },
+      { id: 'd2', rule: 'r2', priority: 2, by: 'd1' },
+    ]);
+  });
+
+  it('a technique unique in one version and merged in another on one node is a TECHNIQUE_VERSION_CONFLICT', () => {
+    const bundle = generateNode(
+      compileValid(
+        fleetFile({
+          techniques: [technique('T', { multiInstance: false }), technique('T', { version: '2.0' })],
+          directives: [
+            directive('d1', 'T', { techniqueVersion: '1.0' }),
+            directive('d2', 'T', { techniqueVersion: '2.0' }),
+          ],
+          rules: [rule('r', ['d1', 'd2'])],
+        }),
+      ),
+      'n1',
+    );
+    expect(bundle.errors).toEqual([
+      expect.objectContaining({
+        code: 'TECHNIQUE_VERSION_CONFLICT',
+        message: 'Technique T is used both unique and merged on this node: 1.0 (d1), 2.0 (d2)',
+      }),
+    ]);
+  });
 });

@@ -136,62 +136,79 @@ export function formPolicies(
   return { policies, errors };
 }
 
-/** The policies of one technique's drafts on a node: unique, merged or separated. */
+/**
+ * The policies of one technique's drafts on a node. Each draft merges as its own technique version
+ * says (Rudder's `PolicyAgregation`): the drafts of unique versions give one policy, those of
+ * merged versions another, those of separated versions one each. A technique both unique and
+ * merged on one node, or merged in several versions, is a `TECHNIQUE_VERSION_CONFLICT`.
+ */
 export function formTechniquePolicies(techniqueId: string, group: readonly Draft[]): TechniquePolicies {
   const policies: FormedPolicy[] = [];
   const errors: NodeError[] = [];
-  const ordered = firstDraftPerDirective(group, priorityThenNames);
-  const leader = ordered[0] as Draft;
-  // The first draft's technique version decides how the technique merges.
-  const technique = leader.technique;
-  if (!technique.multiInstance) {
-    const winnerDrafts = group.filter((draft) => draft.directive.id === leader.directive.id);
+  const unique = group.filter((draft) => !draft.technique.multiInstance);
+  const merged = group.filter(
+    (draft) => draft.technique.multiInstance && draft.technique.policyGeneration === 'merged',
+  );
+  const separated = group.filter(
+    (draft) => draft.technique.multiInstance && draft.technique.policyGeneration !== 'merged',
+  );
+  if (unique.length > 0 && merged.length > 0)
+    errors.push(versionConflict(techniqueId, [...unique, ...merged], 'both unique and merged'));
+  if (unique.length > 0) {
+    // Every (rule, directive) pair but the winner's is overridden, the winner's other rules too.
+    const [leader, ...losers] = [...unique].sort(priorityThenNames) as [Draft, ...Draft[]];
     policies.push({
-      id: technique.id,
-      technique,
+      id: techniqueId,
+      technique: leader.technique,
       kind: 'unique',
       drafts: [leader],
-      overridden: ordered.slice(1).map((draft) => ({ ...draft, by: leader.directive.id })),
-      positionDraft: smallest(winnerDrafts),
+      overridden: losers.map((draft) => ({ ...draft, by: leader.directive.id })),
+      positionDraft: smallest(unique.filter((draft) => draft.directive.id === leader.directive.id)),
     });
-  } else if (technique.policyGeneration === 'merged') {
-    const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
-    if (versions.length > 1) {
-      errors.push({
-        code: 'TECHNIQUE_VERSION_CONFLICT',
-        message:
-          `Technique ${techniqueId} is used in several versions on this node: ` +
-          versions
-            .map(
-              (version) =>
-                `${version} (${ordered
-                  .filter((d) => d.technique.version === version)
-                  .map((d) => d.directive.id)
-                  .join(', ')})`,
-            )
-            .join(', '),
-        directiveIds: ordered.map((draft) => draft.directive.id),
-      });
-    }
+  }
+  if (merged.length > 0) {
+    const ordered = firstDraftPerDirective(merged, priorityThenNames);
+    const leader = ordered[0] as Draft;
+    if (new Set(ordered.map((draft) => draft.technique.version)).size > 1)
+      errors.push(versionConflict(techniqueId, ordered, 'merged in several versions'));
     policies.push({
-      id: technique.id,
-      technique,
+      id: techniqueId,
+      technique: leader.technique,
       kind: 'merged',
       drafts: ordered,
       overridden: [],
-      positionDraft: smallest(group),
+      positionDraft: smallest(merged),
     });
-  } else {
-    for (const draft of firstDraftPerDirective(group, namesOnly)) {
-      policies.push({
-        id: `${techniqueId}:${draft.directive.id}`,
-        technique: draft.technique,
-        kind: draft.technique.policyGeneration,
-        drafts: [draft],
-        overridden: [],
-        positionDraft: draft,
-      });
-    }
+  }
+  for (const draft of firstDraftPerDirective(separated, namesOnly)) {
+    policies.push({
+      id: `${techniqueId}:${draft.directive.id}`,
+      technique: draft.technique,
+      kind: draft.technique.policyGeneration,
+      drafts: [draft],
+      overridden: [],
+      positionDraft: draft,
+    });
   }
   return { policies, errors };
+}
+
+function versionConflict(techniqueId: string, drafts: readonly Draft[], how: string): NodeError {
+  const ordered = firstDraftPerDirective(drafts, priorityThenNames);
+  const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
+  return {
+    code: 'TECHNIQUE_VERSION_CONFLICT',
+    message:
+      `Technique ${techniqueId} is used ${how} on this node: ` +
+      versions
+        .map(
+          (version) =>
+            `${version} (${ordered
+              .filter((draft) => draft.technique.version === version)
+              .map((draft) => draft.directive.id)
+              .join(', ')})`,
+        )
+        .join(', '),
+    directiveIds: ordered.map((draft) => draft.directive.id),
+  };
 }

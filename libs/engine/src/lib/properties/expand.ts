@@ -10,8 +10,67 @@ export interface ExpansionContext {
   readonly policyServerId: string;
 }
 
-const REFERENCE =
-  /\$\{\s*(node\.properties((?:\[[^\]]*\])+)|rudder\.param\.([A-Za-z0-9_]+)|rudder\.node\.(id|hostname|policyserver\.id))\s*(?:\|\s*default\s*=\s*"((?:[^"\\]|\\.)*)"\s*)?\}/g;
+/** A generation-time reference found in a text, with its place (`text.slice(start, end)`). */
+interface FoundReference {
+  readonly start: number;
+  readonly end: number;
+  readonly target: ParsedReference;
+  /** `| default = "text"` (unescaped) or `| default = ${another reference}`, nested to any depth. */
+  readonly fallback?: string | FoundReference;
+}
+
+const HEAD =
+  /\$\{\s*(?:node\.properties((?:\[[^\]]*\])+)|rudder\.param\.([A-Za-z0-9_]+)|rudder\.node\.(id|hostname|policyserver\.id))\s*/y;
+const DEFAULT = /\|\s*default\s*=\s*/y;
+const QUOTED = /"((?:[^"\\]|\\.)*)"\s*/y;
+const SPACES = /\s*/y;
+
+function matchAt(pattern: RegExp, text: string, at: number): RegExpExecArray | null {
+  pattern.lastIndex = at;
+  return pattern.exec(text);
+}
+
+/** The reference starting at `at` (Rudder's syntax), or undefined when none does. */
+function referenceAt(text: string, at: number): FoundReference | undefined {
+  const head = matchAt(HEAD, text, at);
+  if (!head) return undefined;
+  const [, keys, param, nodeField] = head;
+  const target: ParsedReference =
+    keys !== undefined
+      ? { path: propertyPath(keys) }
+      : param !== undefined
+        ? { param }
+        : { nodeField: nodeField as string };
+  let position = at + head[0].length;
+  let fallback: string | FoundReference | undefined;
+  const marker = matchAt(DEFAULT, text, position);
+  if (marker) {
+    position += marker[0].length;
+    const quoted = matchAt(QUOTED, text, position);
+    if (quoted) {
+      fallback = (quoted[1] as string).replace(/\\(.)/g, '$1');
+      position += quoted[0].length;
+    } else {
+      const nested = referenceAt(text, position);
+      if (!nested) return undefined;
+      fallback = nested;
+      position = nested.end + (matchAt(SPACES, text, nested.end)?.[0].length ?? 0);
+    }
+  }
+  if (text[position] !== '}') return undefined;
+  return { start: at, end: position + 1, target, ...(fallback === undefined ? {} : { fallback }) };
+}
+
+/** Every generation-time reference of a text, outermost ones, in order; other `${...}` are the agent's. */
+function referencesOfText(text: string): FoundReference[] {
+  const found: FoundReference[] = [];
+  for (let at = text.indexOf('${'); at !== -1;) {
+    const reference = referenceAt(text, at);
+    if (reference) found.push(reference);
+    at = text.indexOf('${', reference ? reference.end : at + 2);
+  }
+  return found;
+}
 
 export interface ExpansionResult {
   readonly value: Json;
@@ -22,17 +81,27 @@ export interface ExpansionResult {
 /** Expands every generation-time reference in every string of a value; `${...}` of the agent stay. */
 export function expandReferences(value: Json, context: ExpansionContext): ExpansionResult {
   const unknown: string[] = [];
-  const expandText = (text: string): string =>
-    text.replace(
-      REFERENCE,
-      (reference: string, _whole, keys?: string, param?: string, nodeField?: string, fallback?: string) => {
-        const resolved = resolve(context, keys, param, nodeField);
-        if (resolved !== undefined) return typeof resolved === 'string' ? resolved : canonicalJson(resolved);
-        if (fallback !== undefined) return fallback.replace(/\\(.)/g, '$1');
-        unknown.push(reference);
-        return reference;
-      },
-    );
+  // The text a reference stands for, or undefined when neither it nor its defaults resolve.
+  const valueOf = (reference: FoundReference): string | undefined => {
+    const resolved = resolveTarget(context, reference.target);
+    if (resolved !== undefined) return typeof resolved === 'string' ? resolved : canonicalJson(resolved);
+    if (reference.fallback === undefined) return undefined;
+    return typeof reference.fallback === 'string' ? reference.fallback : valueOf(reference.fallback);
+  };
+  const expandText = (text: string): string => {
+    const references = referencesOfText(text);
+    if (references.length === 0) return text;
+    let expanded = '';
+    let from = 0;
+    for (const reference of references) {
+      const resolved = valueOf(reference);
+      const written = text.slice(reference.start, reference.end);
+      if (resolved === undefined) unknown.push(written);
+      expanded += text.slice(from, reference.start) + (resolved ?? written);
+      from = reference.end;
+    }
+    return expanded + text.slice(from);
+  };
   const walk = (current: Json): Json => {
     if (typeof current === 'string') return expandText(current);
     if (Array.isArray(current)) return current.map(walk);
@@ -43,14 +112,10 @@ export function expandReferences(value: Json, context: ExpansionContext): Expans
   return { value: walk(value), unknown };
 }
 
-function resolve(
-  context: ExpansionContext,
-  keys?: string,
-  param?: string,
-  nodeField?: string,
-): Json | undefined {
-  if (keys !== undefined) return propertyAt(context.properties, propertyPath(keys));
-  return resolveOther(context, param, nodeField);
+function resolveTarget(context: ExpansionContext, target: ParsedReference): Json | undefined {
+  if ('path' in target) return propertyAt(context.properties, target.path);
+  if ('param' in target) return resolveOther(context, target.param);
+  return resolveOther(context, undefined, target.nodeField);
 }
 
 function propertyPath(keys: string): string[] {
@@ -75,10 +140,7 @@ function resolveOther(context: ExpansionContext, param?: string, nodeField?: str
 
 /** Whether a value holds a generation-time reference anywhere: its expansion depends on the node. */
 export function hasGenerationReferences(value: Json): boolean {
-  if (typeof value === 'string') {
-    REFERENCE.lastIndex = 0;
-    return REFERENCE.test(value);
-  }
+  if (typeof value === 'string') return value.includes('${') && referencesOfText(value).length > 0;
   if (Array.isArray(value)) return value.some(hasGenerationReferences);
   if (isJsonObject(value)) return Object.values(value).some(hasGenerationReferences);
   return false;
@@ -88,15 +150,16 @@ export function hasGenerationReferences(value: Json): boolean {
 export type ParsedReference =
   { readonly path: readonly string[] } | { readonly param: string } | { readonly nodeField: string };
 
-/** Every generation-time reference in every string of a value, in order. */
+/** Every generation-time reference in every string of a value, defaults' included, in order. */
 export function referencesIn(value: Json, into: ParsedReference[] = []): ParsedReference[] {
   if (typeof value === 'string') {
-    // matchAll starts where the shared expression's last `test` left it.
-    REFERENCE.lastIndex = 0;
-    for (const [, , keys, param, nodeField] of value.matchAll(REFERENCE)) {
-      if (keys !== undefined) into.push({ path: propertyPath(keys) });
-      else if (param !== undefined) into.push({ param });
-      else into.push({ nodeField: nodeField as string });
+    if (!value.includes('${')) return into;
+    for (let reference of referencesOfText(value)) {
+      into.push(reference.target);
+      while (reference.fallback !== undefined && typeof reference.fallback !== 'string') {
+        reference = reference.fallback;
+        into.push(reference.target);
+      }
     }
   } else if (Array.isArray(value)) for (const item of value) referencesIn(item, into);
   else if (isJsonObject(value)) for (const item of Object.values(value)) referencesIn(item, into);

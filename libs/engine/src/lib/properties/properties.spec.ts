@@ -62,6 +62,25 @@ describe('property inheritance (semantics.md §5)', () => {
     ]);
     expect(generateNode(compileValid(input('Paris')), 'n1').status).toBe('ok');
   });
+
+  it('a conflict of two groups is settled by a group below both that sets the property itself', () => {
+    const input = (settler: Record<string, unknown>) =>
+      fleetFile({
+        groups: [
+          { id: 'ga', name: 'A', nodes: ['n1'], properties: { dc: 'Paris' } },
+          { id: 'gb', name: 'B', nodes: ['n1'], properties: { dc: 'Lyon' } },
+          { id: 'gc', name: 'C', criteria: { all: [{ group: 'ga' }, { group: 'gb' }] }, ...settler },
+        ],
+      });
+    const settled = generateNode(compileValid(input({ properties: { dc: 'Nantes' } })), 'n1');
+    expect(settled.status).toBe('ok');
+    expect(settled.manifest?.properties).toEqual({ dc: 'Nantes' });
+    // Below both, but silent on dc: still a conflict.
+    const silent = generateNode(compileValid(input({ properties: { other: 1 } })), 'n1');
+    expect(silent.errors).toEqual([
+      expect.objectContaining({ code: 'PROPERTY_CONFLICT', groupIds: ['ga', 'gb'] }),
+    ]);
+  });
 });
 
 describe('generation-time references in directive values', () => {
@@ -118,6 +137,29 @@ describe('generation-time references in directive values', () => {
         directiveIds: ['d'],
         message: expect.stringContaining('${rudder.param.missing}'),
       }),
+    ]);
+  });
+
+  it("uses defaults that are references themselves, to any depth (Rudder's TestNodeAndGlobalParameterLookup)", () => {
+    expect(rendered('${node.properties[nope]|default=${rudder.node.hostname}}')).toContain(
+      'string => "host.example.com"',
+    );
+    expect(
+      rendered(
+        'at ${node.properties[a] | default = ${rudder.param.nope | default = ${node.properties[dc][dns]}}} and ${rudder.node.id}',
+      ),
+    ).toContain('string => "at 10.75.0.53 and n1"');
+    expect(
+      rendered('${node.properties[a] | default = ${rudder.param.nope | default = "deep \\"text\\""}}'),
+    ).toContain('string => "deep \\"text\\""');
+  });
+
+  it('fails the node with UNKNOWN_VARIABLE when no default of a nested chain resolves, never half-expanded', () => {
+    const written = '${node.properties[a] | default = ${rudder.param.nope}}';
+    const result = withValue(`x ${written} y`);
+    expect(result.status).toBe('failed');
+    expect(result.errors).toEqual([
+      expect.objectContaining({ code: 'UNKNOWN_VARIABLE', message: expect.stringContaining(written) }),
     ]);
   });
 

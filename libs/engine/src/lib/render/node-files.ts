@@ -4,6 +4,7 @@ import type { Json, JsonObject } from '../model/json';
 import { isJsonObject } from '../model/json';
 import type { NodeComputation, ResolvedInstance } from '../generate/compute-node';
 import type { PolicyEdge } from '../ordering/order';
+import { agentJson } from './agent-json';
 import type { ConcretePromise } from './cfengine';
 import {
   cfIdentifier,
@@ -263,8 +264,9 @@ export function quotedPromisesCfOf(layouts: readonly QuotedLayout[]): string {
   return renderQuotedPromisesCf([inputs], [bundles]);
 }
 
+/** properties.d/properties.json, written for `readjson` (see `agentJson`). */
 export function propertiesFileOf(properties: JsonObject): string {
-  return `${prettyCanonicalJson({ properties })}\n`;
+  return `${agentJson({ properties })}\n`;
 }
 
 /** Every file of an ok node's tree except the manifest, as path → content. */

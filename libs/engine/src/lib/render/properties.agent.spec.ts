@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
 import { runAgent } from '@policygen/testing-agent';
 import { compileValid, fleetFile, rule } from '../../testing/builders';
 import { generateNode } from '../generate/generate';
+import { validateFleet } from '../validation/validate';
 
 /**
  * `node.<namespace>` as the real `cf-agent` builds it (semantics.md §5): every `*.json` of the
@@ -95,5 +99,83 @@ describe('properties on the agent', () => {
       later: { x: [1] },
       tree: { from: 'tree' },
     });
+  });
+
+  it('gives every property value to the agent byte for byte, or refuses it at validation (fast-check)', () => {
+    const awkward = fc.constantFrom(
+      '$',
+      '(',
+      ')',
+      '{',
+      '}',
+      '[',
+      ']',
+      '\\',
+      '"',
+      "'",
+      '\n',
+      '\t',
+      '\r',
+      '\b',
+      '\f',
+      '\u001b',
+      '\u0001',
+      '\u007f',
+      '\u0000',
+      'é',
+      '😀',
+      ' ',
+      'a',
+      'n',
+      'u',
+      '0',
+      '$(sys.fqhost)',
+      '${sys.host}',
+      '$(',
+      '@(',
+    );
+    const value = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 12 }),
+      fc.array(awkward, { maxLength: 8 }).map((parts) => parts.join('')),
+    );
+    const COUNT = 25;
+    fc.assert(
+      fc.property(fc.array(value, { minLength: COUNT, maxLength: COUNT }), (values) => {
+        const writing = {
+          ...SHOW,
+          promises: values.map((_value, index) => ({
+            type: 'files',
+            promiser: `$(sys.workdir)/out/${index}`,
+            attributes: { create: 'true', content: `$(node.properties[values][${index}])` },
+          })),
+        };
+        const fleetOf = (texts: readonly string[]) =>
+          fleetFile({
+            techniques: [writing],
+            directives: [{ id: 'show', name: 'show', technique: 'show' }],
+            rules: [rule('r', ['show'])],
+            nodes: [{ id: 'n1', hostname: 'n1.example.com', properties: { values: texts } }],
+          });
+        // A NUL is refused, naming its place; the agent gets every other value exactly.
+        const refused = values.flatMap((text, index) =>
+          text.includes('\u0000') ? [`$.nodes[0].properties.values[${index}]`] : [],
+        );
+        const validation = validateFleet(fleetOf(values));
+        expect(validation.ok ? [] : validation.issues.map((issue) => issue.path)).toEqual(refused);
+        const carried = values.map((text) => text.replaceAll('\u0000', ''));
+        const bundle = generateNode(compileValid(fleetOf(carried)), 'n1', OPTIONS);
+        const result = runAgent(new Map(bundle.files.map((file) => [file.path, file.content])));
+        try {
+          expect(result.rejected).toBeNull();
+          const read = carried.map((_text, index) =>
+            readFileSync(join(result.dir, 'out', String(index)), 'utf8'),
+          );
+          expect(read).toEqual(carried);
+        } finally {
+          result.remove();
+        }
+      }),
+      { numRuns: 12 },
+    );
   });
 });
