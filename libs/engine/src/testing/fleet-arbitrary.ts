@@ -34,8 +34,9 @@ export type ArbitraryFleetFile = Omit<FleetFile, 'settings'> & Partial<Pick<Flee
 /**
  * - `none`: no relationship at all.
  * - `acyclic`: declared edges agree with one total order of the policies, so no node can have a
- *   dependency cycle: directives are numbered by technique first (a merged policy holds every
- *   directive of its technique, so the edges of its directives must not point both ways), and
+ *   dependency cycle: directives are numbered by technique and version first (a merged policy
+ *   holds every directive of its technique's merged versions, so the edges of its directives must
+ *   not point both ways), and
  *   `before`/`notify`/`->`/`~>` only go from a lower to a higher index, `require`/`subscribe` only
  *   from a higher to a lower one.
  * - `any`: arbitrary edges, cycles included.
@@ -473,12 +474,16 @@ function buildFleet(blueprint: FleetBlueprint, mode: RelationshipMode): Arbitrar
   const techniqueCount = blueprint.techniques.length;
   let directiveBlueprints: DirectiveBlueprint[] = blueprint.directives;
   if (mode === 'acyclic') {
-    // Number the directives by technique, so that index order is one order of the policies.
+    // Number the directives by technique, then version (each version merges as it says), so that
+    // index order is one order of the policies.
+    const versionOf = (directive: DirectiveBlueprint): number =>
+      twoVersions === directive.technique % techniqueCount && directive.secondVersion ? 1 : 0;
     directiveBlueprints = directiveBlueprints
       .map((directive, index) => ({ directive, index }))
       .sort(
         (a, b) =>
           (a.directive.technique % techniqueCount) - (b.directive.technique % techniqueCount) ||
+          versionOf(a.directive) - versionOf(b.directive) ||
           a.index - b.index,
       )
       .map(({ directive }) => directive);

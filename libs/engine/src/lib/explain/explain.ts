@@ -6,7 +6,7 @@ import type { GenerateOptions } from '../generate/types';
 import type { Draft, FormedPolicy } from '../merge/policies';
 import { canonicalJson } from '../model/json';
 import { orderingKeyText } from '../ordering/order';
-import { substitute, textOfValue } from '../render/cfengine';
+import { substitute, textOfValue, withoutDataMarks } from '../render/cfengine';
 import type {
   ExplainedDraft,
   ExplainedPolicy,
@@ -113,7 +113,7 @@ function explainVariables(computation: NodeComputation): ExplainedVariable[] {
     for (const instance of computation.instances.get(policy.id) ?? []) {
       const text = (name: string): string => {
         const value = instance.values[name];
-        return value === undefined ? '' : textOfValue(value);
+        return value === undefined ? '' : withoutDataMarks(textOfValue(value));
       };
       for (const promise of policy.technique.promises) {
         if (promise.type !== 'vars') continue;

@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../model/json';
 import { canonicalJson, isJsonObject } from '../model/json';
+import { asData } from '../render/cfengine';
 
 /** What a directive's parameter values may refer to at generation time (semantics.md §5). */
 export interface ExpansionContext {
@@ -84,7 +85,9 @@ export function expandReferences(value: Json, context: ExpansionContext): Expans
   // The text a reference stands for, or undefined when neither it nor its defaults resolve.
   const valueOf = (reference: FoundReference): string | undefined => {
     const resolved = resolveTarget(context, reference.target);
-    if (resolved !== undefined) return typeof resolved === 'string' ? resolved : canonicalJson(resolved);
+    // What a reference inserts is data: the agent must not expand it again (semantics.md §5).
+    if (resolved !== undefined)
+      return asData(typeof resolved === 'string' ? resolved : canonicalJson(resolved));
     if (reference.fallback === undefined) return undefined;
     return typeof reference.fallback === 'string' ? reference.fallback : valueOf(reference.fallback);
   };

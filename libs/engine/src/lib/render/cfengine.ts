@@ -36,6 +36,56 @@ export function textOfValue(value: Json): string {
   return typeof value === 'string' ? value : canonicalJson(value);
 }
 
+/**
+ * Stands for each `$` of what a generation-time reference inserted (a property, a parameter, a
+ * hostname) until it is rendered. A Unicode noncharacter: validation refuses it in the input.
+ */
+export const DATA_DOLLAR = '\uFDD0';
+
+/** Marks a text as data: the agent must read it as it is, never as variable references. */
+export function asData(text: string): string {
+  return text.includes('$') ? text.replaceAll('$', DATA_DOLLAR) : text;
+}
+
+/** A text with its data marks turned back into `$` (what explain shows). */
+export function withoutDataMarks(text: string): string {
+  return text.includes(DATA_DOLLAR) ? text.replaceAll(DATA_DOLLAR, '$') : text;
+}
+
+/**
+ * A value's text as the agent must see it once it has expanded it `expansions` times (1 where a
+ * promise uses it, 2 through a bundle parameter): `$(` and `${` of data, and those of the
+ * directive's own text that are no variable reference (unclosed, or empty: CFEngine mangles them,
+ * `$( 5` into `$()5`), are written with `$(const.dollar)`, once more per further expansion.
+ * Other references stay for the agent, as the directive wrote them.
+ */
+export function agentText(text: string, expansions: 1 | 2): string {
+  if (!text.includes('$') && !text.includes(DATA_DOLLAR)) return text;
+  const dollar = `$(const.dollar)${'(const.dollar)'.repeat(expansions - 1)}`;
+  let written = '';
+  for (let at = 0; at < text.length; at++) {
+    const character = text[at] as string;
+    const opening = text[at + 1];
+    const startsReference = opening === '(' || opening === '{';
+    if (character === DATA_DOLLAR) written += startsReference ? dollar : '$';
+    else if (character === '$' && startsReference && !closesReference(text, at + 1)) written += dollar;
+    else written += character;
+  }
+  return written;
+}
+
+/** Whether the bracket at `open` is closed further on, around something (CFEngine's own test). */
+function closesReference(text: string, open: number): boolean {
+  const opening = text[open] as string;
+  const closing = opening === '(' ? ')' : '}';
+  let depth = 0;
+  for (let at = open; at < text.length; at++) {
+    if (text[at] === opening) depth++;
+    else if (text[at] === closing && --depth === 0) return at > open + 1;
+  }
+  return false;
+}
+
 const TEMPLATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /** Replaces `{{parameter}}` with its text; the caller escapes the whole for CFEngine. */
@@ -195,6 +245,7 @@ export function renderSystemBundles(node: { id: string; hostname: string; policy
     '{',
     '  vars:',
     `      "id" string => ${quote(node.id)};`,
+    // Validation refuses a `$` in a hostname: a variable's value is expanded at each use.
     `      "hostname" string => ${quote(node.hostname)};`,
     `      "policy_server" string => ${quote(node.policyServer)};`,
     '}',

@@ -1,12 +1,12 @@
 import type { FormedPolicy } from '../merge/policies';
 import type { AgentPromiseType, PromiseTemplate } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
-import { isJsonObject } from '../model/json';
 import type { NodeComputation, ResolvedInstance } from '../generate/compute-node';
 import type { PolicyEdge } from '../ordering/order';
 import { agentJson } from './agent-json';
 import type { ConcretePromise } from './cfengine';
 import {
+  agentText,
   cfIdentifier,
   CLASSES_BODY,
   concretePromise,
@@ -207,7 +207,7 @@ export function renderPolicy(
             bundle,
             policy.drafts[0]?.directive.id ?? policy.id,
             parameterised,
-            parameters.map((name) => textOfValue(values[name] as Json)),
+            parameters.map((name) => agentText(textOfValue(values[name] ?? ''), 2)),
           ),
         ],
       ],
@@ -215,7 +215,12 @@ export function renderPolicy(
   }
   const promises: ConcretePromise[] = [];
   for (const instance of instances)
-    for (const promise of promisesOf(policy, (name) => textOfValue(instance.values[name] as Json), context))
+    for (const promise of promisesOf(
+      policy,
+      // A draft of another version than the policy's (a node failing on the conflict) lacks some.
+      (name) => agentText(textOfValue(instance.values[name] ?? ''), 1),
+      context,
+    ))
       promises.push(promise);
   promises.push(...skipReports(policy, context));
   return {
@@ -364,18 +369,4 @@ export function directivesCsvLines(policy: FormedPolicy): string {
           .join(',') + '\n',
     )
     .join('');
-}
-
-export function prettyCanonicalJson(value: Json): string {
-  return JSON.stringify(sortKeys(value), null, 2);
-}
-
-function sortKeys(value: Json): Json {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (isJsonObject(value)) {
-    const sorted: JsonObject = {};
-    for (const key of Object.keys(value).sort()) sorted[key] = sortKeys(value[key] as Json);
-    return sorted;
-  }
-  return value;
 }

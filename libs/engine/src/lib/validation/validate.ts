@@ -17,7 +17,7 @@ import type {
 import { FLEET_COLLECTIONS, ORDERING_MODES, PROPERTY_NAME_PATTERN, settingsSchema } from '../model/fleet';
 import type { Json } from '../model/json';
 import { isJsonObject } from '../model/json';
-import { TECHNIQUE_CLASSES_BODIES } from '../render/cfengine';
+import { DATA_DOLLAR, TECHNIQUE_CLASSES_BODIES } from '../render/cfengine';
 import { compareCodeUnits } from '../text/compare';
 import type { PathSegment } from './json-path';
 import { formatJsonPath } from './json-path';
@@ -237,6 +237,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function uncarriable(text: string): string | undefined {
   if (text.includes('\u0000')) return 'must not contain NUL (\\u0000): CFEngine cannot carry it';
+  if (text.includes(DATA_DOLLAR)) return 'must not contain U+FDD0, a noncharacter policygen uses internally';
   if (LONE_SURROGATE.test(text)) return 'must be valid Unicode (a lone surrogate has no UTF-8 form)';
   return undefined;
 }
@@ -293,6 +294,9 @@ export function checkEntity(
     }
     case 'nodes': {
       const node = entity as FleetNode;
+      // The agent holds it in a variable, whose value it expands again at each use.
+      if (node.hostname.includes('$'))
+        report([...path, 'hostname'], 'must not contain $ (a host name is letters, digits, - and .)');
       if (!isPolicyServer(node.policyServer))
         report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
       checkProperties(node.properties, [...path, 'properties'], report);
