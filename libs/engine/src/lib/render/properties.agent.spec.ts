@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runAgent } from '@policygen/testing-agent';
+import { awkwardText } from '../../testing/awkward-text';
 import { compileValid, fleetFile, rule } from '../../testing/builders';
 import { generateNode } from '../generate/generate';
 import { validateFleet } from '../validation/validate';
@@ -102,42 +103,7 @@ describe('properties on the agent', () => {
   });
 
   it('gives every property value to the agent byte for byte, or refuses it at validation (fast-check)', () => {
-    const awkward = fc.constantFrom(
-      '$',
-      '(',
-      ')',
-      '{',
-      '}',
-      '[',
-      ']',
-      '\\',
-      '"',
-      "'",
-      '\n',
-      '\t',
-      '\r',
-      '\b',
-      '\f',
-      '\u001b',
-      '\u0001',
-      '\u007f',
-      '\u0000',
-      'é',
-      '😀',
-      ' ',
-      'a',
-      'n',
-      'u',
-      '0',
-      '$(sys.fqhost)',
-      '${sys.host}',
-      '$(',
-      '@(',
-    );
-    const value = fc.oneof(
-      fc.string({ unit: 'binary', maxLength: 12 }),
-      fc.array(awkward, { maxLength: 8 }).map((parts) => parts.join('')),
-    );
+    const value = awkwardText(12);
     const COUNT = 25;
     fc.assert(
       fc.property(fc.array(value, { minLength: COUNT, maxLength: COUNT }), (values) => {

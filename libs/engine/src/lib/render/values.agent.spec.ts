@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runAgent } from '@policygen/testing-agent';
+import { awkwardText } from '../../testing/awkward-text';
 import { compileValid, fleetFile, rule } from '../../testing/builders';
 import { generateNode } from '../generate/generate';
 import { validateFleet } from '../validation/validate';
@@ -108,34 +109,7 @@ describe('values on the agent', () => {
   });
 
   it('gives what a parameter, a property or the hostname inserts to the agent byte for byte, or refuses it (fast-check)', () => {
-    const awkward = fc.constantFrom(
-      '$',
-      '(',
-      ')',
-      '{',
-      '}',
-      '\\',
-      '"',
-      "'",
-      '\n',
-      '\t',
-      '\u001b',
-      'é',
-      '😀',
-      ' ',
-      'a',
-      '$(sys.fqhost)',
-      '${sys.host}',
-      '$(',
-      '${',
-      '$()',
-      '@(x)',
-      '\u0000',
-    );
-    const text = fc.oneof(
-      fc.string({ unit: 'binary', maxLength: 10 }),
-      fc.array(awkward, { maxLength: 8 }).map((parts) => parts.join('')),
-    );
+    const text = awkwardText(12);
     const COUNT = 8;
     fc.assert(
       fc.property(fc.array(text, { minLength: COUNT, maxLength: COUNT }), text, (texts, hostnameText) => {
