@@ -96,7 +96,8 @@ export function contextKeyOf(context: PolicyContext): string {
     context.refreshContext ?? '',
     context.marksRepairs ?? '',
     context.marksFailures ?? '',
-    context.dependencies.map((dependency) => dependency.failedClass).join(','),
+    // The label too: a merged policy is `Directive[d]` on a node where it has one directive.
+    context.dependencies.map((dependency) => `${dependency.failedClass}=${dependency.label}`).join(','),
   ].join('\u0000');
 }
 
