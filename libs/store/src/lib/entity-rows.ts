@@ -1,4 +1,5 @@
 import type { Fleet, ParsedChangeSet, Settings } from '@policygen/engine';
+import { settingsSchema } from '@policygen/engine';
 import { compareCodeUnits, relationshipKey } from '@policygen/engine';
 import type { ConfigChangeEvent } from '@policygen/events';
 
@@ -23,7 +24,8 @@ export type Collection = keyof typeof COLLECTIONS;
 export const PARAMETER = 'parameter';
 /** The kind (and the key) of the one settings row. */
 export const SETTINGS = 'settings';
-export const DEFAULT_SETTINGS: Settings = { ordering: 'alphanumeric', orderingSeed: 0 };
+/** Every setting at its default: what a stored row written before a setting existed lacks. */
+export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({});
 /** The largest change set an event carries by default, as JSON bytes: under Kafka's 1 MiB limit. */
 export const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
 
@@ -75,7 +77,8 @@ export function entityWrites(changeSet: ParsedChangeSet): KindWrites[] {
 export function mergeSettings(changeSet: ParsedChangeSet, stored: unknown): EntityRow | null {
   if (Object.keys(changeSet.upsert.settings).length === 0) return null;
   const settings = {
-    ...((stored as Settings | undefined) ?? DEFAULT_SETTINGS),
+    ...DEFAULT_SETTINGS,
+    ...(stored as Partial<Settings> | undefined),
     ...changeSet.upsert.settings,
   };
   return { kind: SETTINGS, key: SETTINGS, body: settings };
@@ -95,8 +98,10 @@ export function fleetOfRows(rows: EntityRow[]): Fleet {
   }
   const parameters: Record<string, unknown> = {};
   for (const row of rows) if (row.kind === PARAMETER) parameters[row.key] = row.body;
-  const settings =
-    (rows.find((row) => row.kind === SETTINGS)?.body as Settings | undefined) ?? DEFAULT_SETTINGS;
+  const settings: Settings = {
+    ...DEFAULT_SETTINGS,
+    ...(rows.find((row) => row.kind === SETTINGS)?.body as Partial<Settings> | undefined),
+  };
   return {
     settings,
     parameters,

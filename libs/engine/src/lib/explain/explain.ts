@@ -6,6 +6,7 @@ import type { GenerateOptions } from '../generate/types';
 import type { Draft, FormedPolicy } from '../merge/policies';
 import { canonicalJson } from '../model/json';
 import { orderingKeyText } from '../ordering/order';
+import { mergeLayers } from '../properties/inherit';
 import { substitute, textOfValue, withoutDataMarks } from '../render/cfengine';
 import type {
   ExplainedDraft,
@@ -147,13 +148,30 @@ function explainProperties(computation: NodeComputation): ExplainedProperty[] {
       source: layer.from.source,
       ...(layer.from.source === 'group' ? { groupId: layer.from.groupId } : {}),
     });
+    const inheritMode = mergeLayers(layers).mode;
     return {
       name,
       value: computation.inherited.properties[name] ?? null,
       ...view(last),
+      ...(inheritMode === undefined ? {} : { inheritMode }),
       overrides: layers.slice(0, -1).map((layer) => ({ ...view(layer), value: layer.value })),
     };
   });
+}
+
+const MODE_SOURCES = { global: 'the global setting', node: 'the node', directive: 'the directive' } as const;
+
+function policyModeText(policy: ExplainedPolicy['policy']): string {
+  if (policy.mode !== 'mixed') {
+    const sources = [...new Set(policy.directives.map((directive) => MODE_SOURCES[directive.modeSource]))];
+    return `${policy.mode} (from ${sources.join(' and ')})`;
+  }
+  return (
+    'mixed: its directives disagree, each runs in its own mode — ' +
+    policy.directives
+      .map((directive) => `${directive.id} ${directive.mode} (from ${MODE_SOURCES[directive.modeSource]})`)
+      .join(', ')
+  );
 }
 
 /** The explanation as text for a terminal. */
@@ -189,6 +207,7 @@ export function formatExplanation(explanation: NodeExplanation): string {
         `     after ${edge.policyId}: Directive[${edge.directiveIds[0]}] ${edge.kind} Directive[${edge.directiveIds[1]}]`,
       );
     }
+    lines.push(`     policy mode: ${policyModeText(policy.policy)}`);
     if (policy.policy.skippedWhenFails.length > 0)
       lines.push(
         `     when it fails on the agent, skipped in that run (failed dependency): ${policy.policy.skippedWhenFails.join(', ')}`,
@@ -213,7 +232,8 @@ export function formatExplanation(explanation: NodeExplanation): string {
       entry.source === 'group' ? `group ${entry.groupId}` : entry.source,
     );
     lines.push(
-      `  ${property.name} = ${canonicalJson(property.value)} from ${source}${overrides.length > 0 ? ` (over ${overrides.join(', ')})` : ''}`,
+      `  ${property.name} = ${canonicalJson(property.value)} from ${source}${overrides.length > 0 ? ` (over ${overrides.join(', ')})` : ''}` +
+        (property.inheritMode ? `, inheritance mode ${property.inheritMode}` : ''),
     );
   }
   for (const warning of explanation.warnings) lines.push(`WARNING: ${warning}`);

@@ -45,6 +45,8 @@ export interface ExplainedProperty {
   readonly value: Json;
   readonly source: 'global' | 'group' | 'node';
   readonly groupId?: string;
+  /** The inheritance mode the property's levels combined in, when one of them set one. */
+  readonly inheritMode?: string;
   /** Less specific levels that gave this property a value, least specific first. */
   readonly overrides: readonly {
     readonly source: 'global' | 'group' | 'node';

@@ -1,6 +1,8 @@
 import type { Draft, FormedPolicy } from '../merge/policies';
 import { draftsOfNode, formPolicies } from '../merge/policies';
-import type { FleetNode, OrderingMode, TechniqueParameter } from '../model/fleet';
+import type { FleetNode, OrderingMode, PolicyMode, TechniqueParameter } from '../model/fleet';
+import type { NodeModeBasis, PolicyModeSource } from '../policy-mode/policy-mode';
+import { directiveMode, nodeModeBasis } from '../policy-mode/policy-mode';
 import { ORDERING_MODES } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
@@ -13,10 +15,12 @@ import { ORDERING_PROPERTY } from '../validation/validate';
 import type { CompiledFleet } from '../index/fleet-index';
 import type { GenerateOptions, NodeError } from './types';
 
-/** One directive's values in a policy, every technique parameter filled and expanded. */
+/** One directive's values in a policy, every technique parameter filled and expanded, and its mode. */
 export interface ResolvedInstance {
   readonly draft: Draft;
   readonly values: Readonly<Record<string, Json>>;
+  readonly mode: PolicyMode;
+  readonly modeSource: PolicyModeSource;
 }
 
 /** Everything generation decides for a node; rendering and explanation both read it. */
@@ -31,6 +35,8 @@ export interface NodeComputation {
   readonly edges: readonly PolicyEdge[];
   readonly onCycle: ReadonlySet<string>;
   readonly instances: ReadonlyMap<string, readonly ResolvedInstance[]>;
+  /** What the node's directives' policy modes start from (semantics.md §5b). */
+  readonly modeBasis: NodeModeBasis;
   readonly inherited: InheritedProperties;
   readonly compare: (a: FormedPolicy, b: FormedPolicy) => number;
 }
@@ -45,6 +51,7 @@ export function computeNode(
   const inherited = inheritProperties(compiled, node);
   const ordering = orderingOf(compiled, inherited.properties[ORDERING_PROPERTY], options);
   const compare = orderingComparator(ordering.mode, compiled.settings.orderingSeed);
+  const modeBasis = nodeModeBasis(compiled.settings, node);
   if (node.state === 'ignored') {
     return {
       node,
@@ -56,6 +63,7 @@ export function computeNode(
       edges: [],
       onCycle: new Set(),
       instances: new Map(),
+      modeBasis,
       inherited,
       compare,
     };
@@ -74,7 +82,8 @@ export function computeNode(
         missing.push(...missingParameters(draft));
         const resolved = resolveValues(draft, context);
         unknown.push(...resolved.unknown);
-        return { draft, values: resolved.values };
+        const mode = directiveMode(modeBasis, draft.directive);
+        return { draft, values: resolved.values, mode: mode.mode, modeSource: mode.source };
       }),
     );
   }
@@ -105,6 +114,7 @@ export function computeNode(
     edges: graph.edges,
     onCycle: ordered.onCycle,
     instances,
+    modeBasis,
     inherited,
     compare,
   };

@@ -10,6 +10,8 @@ import {
   renderNodeFiles,
 } from '../render/node-files';
 import type { CompiledFleet } from '../index/fleet-index';
+import type { DirectiveMode, NodeModeBasis } from '../policy-mode/policy-mode';
+import { directiveMode, policyModeOf } from '../policy-mode/policy-mode';
 import type { NodeComputation } from './compute-node';
 import { computeNode } from './compute-node';
 import type {
@@ -68,7 +70,7 @@ export function bundleOf(computation: NodeComputation, options: GenerateOptions)
       status: computation.status,
       errors: computation.errors,
       ordering: computation.ordering.mode,
-      policies: manifestPolicies(computation.policies, computation.edges),
+      policies: manifestPolicies(computation.policies, computation.edges, computation.modeBasis),
       properties: computation.inherited.properties,
       files: [...rendered].map(([path, content]) => bundleFile(path, content)),
     },
@@ -124,24 +126,31 @@ export function assembleBundle(parts: BundleParts, options: GenerateOptions): No
 export function manifestPolicies(
   policies: readonly FormedPolicy[],
   edges: readonly PolicyEdge[],
+  basis: NodeModeBasis,
 ): ManifestPolicy[] {
-  return policies.map((policy) => ({
-    id: policy.id,
-    technique: { id: policy.technique.id, version: policy.technique.version },
-    generation: policy.kind,
-    bundle: policyBundleName(policy),
-    directives: policy.drafts.map((draft) => ({
-      id: draft.directive.id,
-      rule: draft.rule.id,
-      priority: draft.directive.priority,
-    })),
-    overridden: policy.overridden.map((draft) => ({
-      id: draft.directive.id,
-      rule: draft.rule.id,
-      priority: draft.directive.priority,
-      by: draft.by,
-    })),
-    after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
-    skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
-  }));
+  return policies.map((policy) => {
+    const modes = policy.drafts.map((draft) => directiveMode(basis, draft.directive));
+    return {
+      id: policy.id,
+      technique: { id: policy.technique.id, version: policy.technique.version },
+      generation: policy.kind,
+      bundle: policyBundleName(policy),
+      mode: policyModeOf(modes),
+      directives: policy.drafts.map((draft, index) => ({
+        id: draft.directive.id,
+        rule: draft.rule.id,
+        priority: draft.directive.priority,
+        mode: (modes[index] as DirectiveMode).mode,
+        modeSource: (modes[index] as DirectiveMode).source,
+      })),
+      overridden: policy.overridden.map((draft) => ({
+        id: draft.directive.id,
+        rule: draft.rule.id,
+        priority: draft.directive.priority,
+        by: draft.by,
+      })),
+      after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
+      skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
+    };
+  });
 }

@@ -3,15 +3,17 @@ import type { CompiledFleet, IndexDelta } from '../index/fleet-index';
 import type { FormedPolicy } from '../merge/policies';
 import { draftsOfRules, formPolicies, formTechniquePolicies } from '../merge/policies';
 import type { Draft, TechniquePolicies } from '../merge/policies';
-import type { Directive, FleetNode, Group, OrderingMode, Technique } from '../model/fleet';
+import type { Directive, FleetNode, Group, OrderingMode, PolicyMode, Technique } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import type { PolicyEdge } from '../ordering/order';
 import { buildPolicyGraph, declaresRelations, orderingComparator, orderPolicies } from '../ordering/order';
 import type { GroupLevels } from '../properties/inherit';
 import type { ParsedReference } from '../properties/expand';
 import { referencedValuesKey, referencesIn } from '../properties/expand';
-import { groupLevels, levelGroups, mergeValues, nodeProperties } from '../properties/inherit';
-import type { PolicyContext, QuotedLayout } from '../render/node-files';
+import { groupLevels, levelGroups, mergeLayers, nodeProperties } from '../properties/inherit';
+import type { PolicyContext, QuotedLayout, RenderInstance } from '../render/node-files';
+import type { NodeModeBasis } from '../policy-mode/policy-mode';
+import { directiveMode, nodeModeBasis } from '../policy-mode/policy-mode';
 import {
   DIRECTIVES_CSV_FILE,
   directivesCsvLines,
@@ -114,7 +116,9 @@ interface PolicyValues {
   /** Some value names the node itself: no other node can share the files. */
   readonly unique: boolean;
   readonly missing: readonly NodeError[];
-  /** When not dynamic: the files, per render context. */
+  /** Some directive sets a policy mode of its own. */
+  readonly ownModes: boolean;
+  /** When not dynamic: the files, per render context (and policy modes, unless all enforce). */
   readonly files: Map<string, readonly BundleFile[]>;
   /** The generator's epoch `key` was last checked at: directives do not change within one. */
   checkedAt: number;
@@ -154,6 +158,7 @@ interface Prepared {
   readonly values?: readonly PolicyValues[];
   readonly properties?: JsonObject;
   readonly mode?: OrderingMode;
+  readonly modeBasis?: NodeModeBasis;
 }
 
 const LIBRARY_FILE = bundleFile(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
@@ -207,7 +212,11 @@ export class NodeGenerator {
   /** Drops what a change made stale: plans of changed rules, property levels, everything on settings. */
   invalidate(delta: IndexDelta): void {
     this.epoch++;
-    if (delta.settingsChanged) this.plans.clear();
+    if (delta.settingsChanged) {
+      this.plans.clear();
+      // The global parameters' inheritance modes are settings.
+      this.levels.clear();
+    }
     // Plans naming these rules are found stale when next used (`planOf`), not looked for now.
     for (const ruleId of delta.dirtyRules) this.ruleChangedAt.set(ruleId, this.epoch);
     if (delta.parametersChanged.size > 0) {
@@ -298,6 +307,7 @@ export class NodeGenerator {
       values,
       properties,
       mode,
+      modeBasis: nodeModeBasis(this.compiled.settings, node),
     };
   }
 
@@ -305,9 +315,9 @@ export class NodeGenerator {
     prepared: Prepared,
     options: GenerateOptions & { readonly materialise?: boolean },
   ): { result: NodeResult; bundle?: NodeBundle } {
-    const { node, inputsKey, levels, plan, values, properties, mode } = prepared;
+    const { node, inputsKey, levels, plan, values, properties, mode, modeBasis } = prepared;
     const nodeId = node.id;
-    if (!levels || !plan || !values || !properties || !mode) {
+    if (!levels || !plan || !values || !properties || !mode || !modeBasis) {
       const result = { nodeId, status: 'ignored', errors: [], hash: null, inputsKey, policies: 0 } as const;
       return options.materialise ? { result, bundle: ignoredBundle(nodeId) } : { result };
     }
@@ -319,13 +329,14 @@ export class NodeGenerator {
     const filesOf: (readonly FileDigest[])[] = new Array(plan.formation.length);
     plan.formation.forEach((planned, index) => {
       const entry = values[index] as PolicyValues;
+      const modes = modesOf(entry, modeBasis);
       if (!entry.dynamic) {
-        filesOf[index] = this.staticFiles(entry, planned);
+        filesOf[index] = this.staticFiles(entry, planned, modes);
         return;
       }
       // Expanded values depend on the node (its digests are its own), the policy's values (the
       // entry) and what their references read: equal readings expand equally.
-      const key = `${planned.contextKey}\u0000${referencedValuesKey(entry.references, context)}`;
+      const key = `${planned.contextKey}\u0000${modes.key}\u0000${referencedValuesKey(entry.references, context)}`;
       const known = own.dynamic.get(entry);
       if (known?.key === key && !materialise) {
         unknown.push(...known.unknown);
@@ -333,10 +344,10 @@ export class NodeGenerator {
         return;
       }
       const expanded: NodeError[] = [];
-      const instances = entry.policy.drafts.map((draft) => {
+      const instances = entry.policy.drafts.map((draft, draftIndex) => {
         const resolved = resolveValues(draft, context);
         expanded.push(...resolved.unknown);
-        return { values: resolved.values };
+        return { values: resolved.values, mode: modes.of(draftIndex) };
       });
       const files = entry.unique
         ? renderFiles(entry.policy, instances, planned.context)
@@ -395,6 +406,7 @@ export class NodeGenerator {
         policies: manifestPolicies(
           plan.policies.map((planned) => planned.policy),
           plan.edges,
+          modeBasis,
         ),
         properties,
         files,
@@ -461,19 +473,30 @@ export class NodeGenerator {
    */
   private withCurrentParameters(stale: Levels): Levels {
     const merged = new Map(stale.levels.merged);
+    const modes = new Map(stale.levels.modes);
     for (const [name, changedAt] of this.parameterChangedAt) {
       if (changedAt <= stale.parametersVersion) continue;
-      const stack: Json[] = [];
+      const stack: { value: Json; mode: string | undefined }[] = [];
       // Own keys only, as the merge reads them: a parameter may be called `constructor`.
-      if (Object.hasOwn(this.compiled.parameters, name)) stack.push(this.compiled.parameters[name] as Json);
+      if (Object.hasOwn(this.compiled.parameters, name))
+        stack.push({
+          value: this.compiled.parameters[name] as Json,
+          mode: ownValue(this.compiled.settings.parameterInheritModes, name),
+        });
       for (const group of stale.groups)
-        if (Object.hasOwn(group.properties, name)) stack.push(group.properties[name] as Json);
+        if (Object.hasOwn(group.properties, name))
+          stack.push({ value: group.properties[name] as Json, mode: ownValue(group.inheritModes, name) });
+      modes.delete(name);
       if (stack.length === 0) merged.delete(name);
-      else merged.set(name, stack.reduce(mergeValues));
+      else {
+        const { value, mode } = mergeLayers(stack);
+        merged.set(name, value);
+        if (mode !== undefined) modes.set(name, mode);
+      }
     }
     return {
       serial: this.nextSerial++,
-      levels: { ...stale.levels, merged },
+      levels: { ...stale.levels, merged, modes },
       groups: stale.groups,
       parametersVersion: this.parametersVersion,
     };
@@ -641,6 +664,7 @@ export class NodeGenerator {
         IDENTITY_REFERENCE.test(JSON.stringify(draft.directive.parameters)),
       ),
       missing: current.drafts.flatMap(missingParameters),
+      ownModes: current.drafts.some((draft) => draft.directive.policyMode !== undefined),
       files: new Map(),
       checkedAt: this.epoch,
     };
@@ -649,14 +673,21 @@ export class NodeGenerator {
   }
 
   /** A policy whose values do not depend on the node: rendered once per render context. */
-  private staticFiles(entry: PolicyValues, planned: PlannedPolicy): readonly BundleFile[] {
-    let files = entry.files.get(planned.contextKey);
+  private staticFiles(
+    entry: PolicyValues,
+    planned: PlannedPolicy,
+    modes: InstanceModes,
+  ): readonly BundleFile[] {
+    // Most policies run in enforce everywhere: their key is the context's alone.
+    const key = modes.key === ENFORCE.key ? planned.contextKey : `${planned.contextKey}\u0000${modes.key}`;
+    let files = entry.files.get(key);
     if (!files) {
-      const instances = entry.policy.drafts.map((draft) => ({
+      const instances = entry.policy.drafts.map((draft, index) => ({
         values: resolveValues(draft, undefined).values,
+        mode: modes.of(index),
       }));
       files = renderFiles(entry.policy, instances, planned.context);
-      entry.files.set(planned.contextKey, files);
+      entry.files.set(key, files);
     }
     return files;
   }
@@ -664,7 +695,7 @@ export class NodeGenerator {
   /** A policy's files, rendered once per distinct technique, policy, context and resolved values. */
   private render(
     policy: FormedPolicy,
-    instances: readonly { readonly values: Readonly<Record<string, Json>> }[],
+    instances: readonly RenderInstance[],
     context: PolicyContext,
   ): readonly BundleFile[] {
     const key = [
@@ -672,6 +703,7 @@ export class NodeGenerator {
       policy.id,
       policy.kind,
       contextKeyOf(context),
+      instances.map((instance) => instance.mode ?? 'enforce').join(','),
       // Equal texts mean equal values, key order included: all a cache key needs, cheaper than canonical.
       JSON.stringify(instances.map((instance) => instance.values)),
     ].join('\u0000');
@@ -738,10 +770,30 @@ function digestOf(file: BundleFile): FileDigest {
   return { path: file.path, sha256: file.sha256 };
 }
 
+/** The policy modes of a policy's directives on a node, and a key of them. */
+interface InstanceModes {
+  readonly key: string;
+  of(draftIndex: number): PolicyMode;
+}
+
+const uniformModes = (mode: PolicyMode): InstanceModes => ({ key: mode, of: () => mode });
+const ENFORCE = uniformModes('enforce');
+const AUDIT = uniformModes('audit');
+
+function modesOf(entry: PolicyValues, basis: NodeModeBasis): InstanceModes {
+  if (basis.fixed || !entry.ownModes) return basis.mode === 'enforce' ? ENFORCE : AUDIT;
+  const modes = entry.policy.drafts.map((draft) => directiveMode(basis, draft.directive).mode);
+  return { key: modes.join(','), of: (draftIndex) => modes[draftIndex] ?? basis.mode };
+}
+
 function renderFiles(
   policy: FormedPolicy,
-  instances: readonly { readonly values: Readonly<Record<string, Json>> }[],
+  instances: readonly RenderInstance[],
   context: PolicyContext,
 ): BundleFile[] {
   return renderPolicy(policy, instances, context).files.map(([path, content]) => bundleFile(path, content));
+}
+
+function ownValue(record: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }

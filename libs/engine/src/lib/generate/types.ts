@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../model/json';
-import type { OrderingMode, PolicyGeneration } from '../model/fleet';
+import type { OrderingMode, PolicyGeneration, PolicyMode } from '../model/fleet';
+import type { PolicyModeSource } from '../policy-mode/policy-mode';
 
 export const NODE_ERROR_CODES = [
   'DEPENDENCY_CYCLE',
@@ -35,7 +36,19 @@ export interface ManifestPolicy {
   readonly technique: { readonly id: string; readonly version: string };
   readonly generation: PolicyGeneration | 'unique';
   readonly bundle: string;
-  readonly directives: readonly { readonly id: string; readonly rule: string; readonly priority: number }[];
+  /**
+   * `enforce` or `audit` (semantics.md §5b); `mixed` when a merged policy's directives disagree:
+   * then each directive's promises run in its own mode, and this says so rather than pick one.
+   */
+  readonly mode: PolicyMode | 'mixed';
+  readonly directives: readonly {
+    readonly id: string;
+    readonly rule: string;
+    readonly priority: number;
+    readonly mode: PolicyMode;
+    /** Where the mode was set: the global setting, the node or the directive. */
+    readonly modeSource: PolicyModeSource;
+  }[];
   readonly overridden: readonly {
     readonly id: string;
     readonly rule: string;

@@ -289,8 +289,8 @@ export class FleetIndex implements CompiledFleet {
       if (changedParameters.size > 0) propertyLayersChanged = true;
     }
     const settings = { ...this.settings, ...change.upsert.settings };
-    const settingsChanged =
-      settings.ordering !== this.settings.ordering || settings.orderingSeed !== this.settings.orderingSeed;
+    // Every setting reaches every node (ordering, policy mode, parameters' inheritance modes).
+    const settingsChanged = canonicalJson(settings) !== canonicalJson(this.settings);
     this.settings = settings;
 
     // Rules.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FleetCollection, Group, Relationship, Settings, Technique } from '../model/fleet';
-import { FLEET_COLLECTIONS, ORDERING_MODES } from '../model/fleet';
+import { FLEET_COLLECTIONS, settingsChangeSchema } from '../model/fleet';
 import type { Json } from '../model/json';
 import { isJsonObject } from '../model/json';
 import type { PathSegment } from '../validation/json-path';
@@ -23,10 +23,6 @@ const UPSERT_FIELDS = new Set([...Object.keys(FLEET_COLLECTIONS), 'parameters', 
 const DELETE_FIELDS = new Set([...Object.keys(FLEET_COLLECTIONS), 'parameters']);
 const techniqueKeySchema = z.strictObject({ id: z.string(), version: z.string() });
 const idSchema = z.string();
-const settingsChangeSchema = z.strictObject({
-  ordering: z.enum(ORDERING_MODES).optional(),
-  orderingSeed: z.number().int().optional(),
-});
 
 type Upserts = {
   -readonly [K in keyof ParsedChangeSet['upsert']]: ParsedChangeSet['upsert'][K] extends readonly (infer T)[]
@@ -163,6 +159,22 @@ function checkAgainstState(
       report(path, `${field.slice(0, -1)} ${id} is both upserted and deleted`);
     if (field === 'parameters' && id in change.upsert.parameters)
       report(path, `parameter ${id} is both upserted and deleted`);
+  }
+
+  // Global parameters' inheritance modes name parameters of the configuration the change gives.
+  const modes = change.upsert.settings.parameterInheritModes ?? state.settings.parameterInheritModes;
+  for (const name of Object.keys(modes)) {
+    const kept =
+      (Object.hasOwn(state.parameters, name) && !deleted('parameters', name)) ||
+      Object.hasOwn(change.upsert.parameters, name);
+    if (kept) continue;
+    if (change.upsert.settings.parameterInheritModes !== undefined)
+      report(['upsert', 'settings', 'parameterInheritModes', name], `${name} is not a global parameter`);
+    else
+      report(
+        deletePaths.get(`parameters:${name}`) ?? ['delete', 'parameters'],
+        `parameter ${name} has an inheritance mode (settings.parameterInheritModes): change the settings in the same change set`,
+      );
   }
 
   const techniqueVersions = (id: string): Technique[] => {

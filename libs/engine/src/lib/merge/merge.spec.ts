@@ -76,7 +76,9 @@ describe('merging drafts of one technique (semantics.md §2)', () => {
         rules: [rule('r1', ['d', 'd']), rule('r2', ['d'])],
       }),
     );
-    expect(policies[0]?.directives).toEqual([{ id: 'd', rule: 'r1', priority: 5 }]);
+    expect(policies[0]?.directives).toEqual([
+      { id: 'd', rule: 'r1', priority: 5, mode: 'enforce', modeSource: 'global' },
+    ]);
   });
 
   it('separated techniques give one policy per directive, the directive counted once (first rule by name)', () => {
@@ -88,8 +90,8 @@ describe('merging drafts of one technique (semantics.md §2)', () => {
       }),
     );
     expect(policies.map((p) => [p.id, p.generation, p.directives])).toEqual([
-      ['S:d1', 'separated', [{ id: 'd1', rule: 'ra', priority: 5 }]],
-      ['S:d2', 'separated', [{ id: 'd2', rule: 'ra', priority: 5 }]],
+      ['S:d1', 'separated', [{ id: 'd1', rule: 'ra', priority: 5, mode: 'enforce', modeSource: 'global' }]],
+      ['S:d2', 'separated', [{ id: 'd2', rule: 'ra', priority: 5, mode: 'enforce', modeSource: 'global' }]],
     ]);
   });
 
@@ -186,7 +188,9 @@ describe('merging drafts of one technique (semantics.md §2)', () => {
       }),
     );
     expect(policies).toHaveLength(1);
-    expect(policies[0]?.directives).toEqual([{ id: 'd1', rule: 'r1', priority: 1 }]);
+    expect(policies[0]?.directives).toEqual([
+      { id: 'd1', rule: 'r1', priority: 1, mode: 'enforce', modeSource: 'global' },
+    ]);
     expect(policies[0]?.overridden).toEqual([
       { id: 'd1', rule: 'r2', priority: 1, by: 'd1' },
       { id: 'd2', rule: 'r1', priority: 2, by: 'd1' },

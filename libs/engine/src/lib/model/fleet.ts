@@ -10,6 +10,15 @@ export const ORDERING_MODES = ['alphanumeric', 'title-hash', 'random'] as const;
 export const POLICY_GENERATIONS = ['merged', 'separated', 'separated-with-parameters'] as const;
 export const NODE_STATES = ['enabled', 'ignored', 'empty-policies'] as const;
 export const RELATIONSHIP_KINDS = ['->', '~>'] as const;
+/** `enforce` repairs; `audit` reports what it would change and changes nothing (semantics.md §5b). */
+export const POLICY_MODES = ['enforce', 'audit'] as const;
+/**
+ * How a level's value of a property combines with the less specific levels' (Rudder's
+ * `inheritMode`, semantics.md §5): objects `m`erge or `o`verride, arrays and strings `o`verride,
+ * `a`ppend or `p`repend. `moo` is the default.
+ */
+export const INHERIT_MODE_PATTERN = /^[mo][oap][oap]$/;
+export const DEFAULT_INHERIT_MODE = 'moo';
 export const CRITERION_OPERATORS = [
   'eq',
   'neq',
@@ -45,6 +54,7 @@ export type OrderingMode = (typeof ORDERING_MODES)[number];
 export type PolicyGeneration = (typeof POLICY_GENERATIONS)[number];
 export type CriterionOperator = (typeof CRITERION_OPERATORS)[number];
 export type AgentPromiseType = (typeof AGENT_PROMISE_TYPES)[number];
+export type PolicyMode = (typeof POLICY_MODES)[number];
 
 const jsonValue: z.ZodType<Json> = z.lazy(() =>
   z.union([
@@ -59,10 +69,40 @@ const jsonValue: z.ZodType<Json> = z.lazy(() =>
 const jsonObject = z.record(z.string(), jsonValue);
 const id = z.string().regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
 const idList = z.array(id);
+const inheritMode = z.string().regex(INHERIT_MODE_PATTERN, {
+  message:
+    'must be 3 letters: objects m(erge) or o(verride), then arrays and strings o(verride), a(ppend) or p(repend), like moo',
+});
+/** Property name → its inheritance mode at this level (the level must set the property). */
+const inheritModes = z.record(z.string(), inheritMode);
+const policyMode = z.enum(POLICY_MODES);
+
+const settingFields = {
+  ordering: z.enum(ORDERING_MODES),
+  orderingSeed: z.number().int(),
+  /** The fleet's policy mode (semantics.md §5b). */
+  policyMode,
+  /** Whether nodes and directives may set a policy mode of their own; when false, the global one applies. */
+  policyModeOverridable: z.boolean(),
+  /** Global parameter name → its inheritance mode. */
+  parameterInheritModes: inheritModes,
+};
 
 export const settingsSchema = z.strictObject({
-  ordering: z.enum(ORDERING_MODES).default('alphanumeric'),
-  orderingSeed: z.number().int().default(0),
+  ordering: settingFields.ordering.default('alphanumeric'),
+  orderingSeed: settingFields.orderingSeed.default(0),
+  policyMode: settingFields.policyMode.default('enforce'),
+  policyModeOverridable: settingFields.policyModeOverridable.default(true),
+  parameterInheritModes: settingFields.parameterInheritModes.default({}),
+});
+
+/** A change of settings: the settings it names, no defaults (the others keep their values). */
+export const settingsChangeSchema = z.strictObject({
+  ordering: settingFields.ordering.optional(),
+  orderingSeed: settingFields.orderingSeed.optional(),
+  policyMode: settingFields.policyMode.optional(),
+  policyModeOverridable: settingFields.policyModeOverridable.optional(),
+  parameterInheritModes: settingFields.parameterInheritModes.optional(),
 });
 
 const techniqueParameterSchema = z.strictObject({
@@ -122,6 +162,8 @@ export const directiveSchema = z.strictObject({
     .default(5),
   enabled: z.boolean().default(true),
   parameters: jsonObject.default({}),
+  /** Absent: the node's mode, or the global one. */
+  policyMode: policyMode.optional(),
   before: idList.default([]),
   require: idList.default([]),
   notify: idList.default([]),
@@ -186,6 +228,7 @@ export const groupSchema = z.strictObject({
     ])
     .optional(),
   properties: jsonObject.default({}),
+  inheritModes: inheritModes.default({}),
 });
 
 export const nodeSchema = z.strictObject({
@@ -195,6 +238,9 @@ export const nodeSchema = z.strictObject({
   state: z.enum(NODE_STATES).default('enabled'),
   facts: jsonObject.default({}),
   properties: jsonObject.default({}),
+  inheritModes: inheritModes.default({}),
+  /** Absent: the global mode. */
+  policyMode: policyMode.optional(),
 });
 
 export const relaySchema = z.strictObject({ id, policyServer: id.default('root') });

@@ -1,6 +1,7 @@
 import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeError } from '../generate/types';
 import type { FleetNode, Group } from '../model/fleet';
+import { DEFAULT_INHERIT_MODE } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import { isJsonObject, jsonEqual } from '../model/json';
 import { compareCodeUnits } from '../text/compare';
@@ -14,6 +15,8 @@ export type PropertySource =
 export interface PropertyLayer {
   readonly from: PropertySource;
   readonly value: Json;
+  /** The inheritance mode this level declares for the property (`inheritModes`), if any. */
+  readonly mode?: string;
 }
 
 export interface InheritedProperties {
@@ -23,14 +26,74 @@ export interface InheritedProperties {
   readonly errors: readonly NodeError[];
 }
 
-/** Rudder's default merge of two levels: objects key by key, recursively; anything else replaces. */
-export function mergeValues(lessSpecific: Json, moreSpecific: Json): Json {
-  if (!isJsonObject(lessSpecific) || !isJsonObject(moreSpecific)) return moreSpecific;
-  const merged: JsonObject = { ...lessSpecific };
-  for (const [key, value] of Object.entries(moreSpecific)) {
-    merged[key] = key in lessSpecific ? mergeValues(lessSpecific[key] as Json, value) : value;
+/**
+ * Two levels of a property merged as Rudder's `inheritMode` says (semantics.md §5): its first
+ * letter for two objects (`m`erge key by key, recursively in the same mode, or `o`verride), the
+ * second for two arrays and the third for two strings (`o`verride, `a`ppend the more specific
+ * one, `p`repend it). Any other pair: the more specific value replaces the other.
+ */
+export function mergeValues(
+  lessSpecific: Json,
+  moreSpecific: Json,
+  mode: string = DEFAULT_INHERIT_MODE,
+): Json {
+  if (isJsonObject(lessSpecific) && isJsonObject(moreSpecific)) {
+    if (mode[0] === 'o') return moreSpecific;
+    const merged: JsonObject = { ...lessSpecific };
+    for (const key of Object.keys(moreSpecific)) {
+      const value = moreSpecific[key] as Json;
+      setOwn(
+        merged,
+        key,
+        Object.hasOwn(lessSpecific, key) ? mergeValues(lessSpecific[key] as Json, value, mode) : value,
+      );
+    }
+    return merged;
   }
-  return merged;
+  if (Array.isArray(lessSpecific) && Array.isArray(moreSpecific))
+    return combined(lessSpecific, moreSpecific, mode[1], (a, b) => [...a, ...b]);
+  if (typeof lessSpecific === 'string' && typeof moreSpecific === 'string')
+    return combined(lessSpecific, moreSpecific, mode[2], (a, b) => a + b);
+  return moreSpecific;
+}
+
+function combined<T>(
+  lessSpecific: T,
+  moreSpecific: T,
+  letter: string | undefined,
+  join: (a: T, b: T) => T,
+): T {
+  if (letter === 'a') return join(lessSpecific, moreSpecific);
+  if (letter === 'p') return join(moreSpecific, lessSpecific);
+  return moreSpecific;
+}
+
+/** `object[key] = value`, as an own property even for `__proto__` (a key JSON may hold). */
+function setOwn(object: JsonObject, key: string, value: Json): void {
+  if (key === '__proto__')
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
+/**
+ * A property's levels merged in order, least specific first: each level combines in the mode it
+ * declares, or else in the mode the last level declaring one did (Rudder: a mode is inherited).
+ */
+export function mergeLayers(
+  layers: readonly { readonly value: Json; readonly mode?: string | undefined }[],
+): {
+  value: Json;
+  mode: string | undefined;
+} {
+  const first = layers[0] as { readonly value: Json; readonly mode?: string | undefined };
+  let value = first.value;
+  let mode = first.mode;
+  for (let index = 1; index < layers.length; index++) {
+    const layer = layers[index] as { readonly value: Json; readonly mode?: string | undefined };
+    mode = layer.mode ?? mode;
+    value = mergeValues(value, layer.value, mode);
+  }
+  return { value, mode };
 }
 
 /** Global parameters and a set of groups, merged: every level below the node's own. */
@@ -38,6 +101,8 @@ export interface GroupLevels {
   /** Property name → the levels that set it, least specific first (global, then groups). */
   readonly layers: ReadonlyMap<string, readonly PropertyLayer[]>;
   readonly merged: ReadonlyMap<string, Json>;
+  /** Property name → the inheritance mode its levels leave in force, when one declares one. */
+  readonly modes: ReadonlyMap<string, string>;
   /** One PROPERTY_CONFLICT per property two unrelated groups disagree on, by property name. */
   readonly conflicts: readonly NodeError[];
 }
@@ -68,39 +133,51 @@ export function groupLevels(
   keepLayers = true,
 ): GroupLevels {
   const layers = new Map<string, PropertyLayer[]>();
-  const add = (from: PropertySource, values: Readonly<Record<string, Json>>): void => {
+  const add = (
+    from: PropertySource,
+    values: Readonly<Record<string, Json>>,
+    modes: Readonly<Record<string, string>>,
+  ): void => {
     for (const name of Object.keys(values)) {
-      const layer = { from, value: values[name] as Json };
+      const mode = Object.hasOwn(modes, name) ? modes[name] : undefined;
+      const layer: PropertyLayer =
+        mode === undefined
+          ? { from, value: values[name] as Json }
+          : { from, value: values[name] as Json, mode };
       const stack = layers.get(name);
       if (stack) stack.push(layer);
       else layers.set(name, [layer]);
     }
   };
-  add(GLOBAL_SOURCE, compiled.parameters);
-  for (const group of groups) add({ source: 'group', groupId: group.id }, group.properties);
+  add(GLOBAL_SOURCE, compiled.parameters, compiled.settings.parameterInheritModes);
+  for (const group of groups)
+    add({ source: 'group', groupId: group.id }, group.properties, group.inheritModes);
   const conflicts: { readonly name: string; readonly error: NodeError }[] = [];
   const merged = new Map<string, Json>();
+  const modes = new Map<string, string>();
   // Names in code-unit order where the order shows (layers kept for explain); conflicts always.
   const names = keepLayers ? [...layers.keys()].sort(compareCodeUnits) : layers.keys();
   for (const name of names) {
     const stack = layers.get(name) as PropertyLayer[];
     if (stack.length === 1) {
-      merged.set(name, (stack[0] as PropertyLayer).value);
+      const only = stack[0] as PropertyLayer;
+      merged.set(name, only.value);
+      if (only.mode !== undefined) modes.set(name, only.mode);
       continue;
     }
     const conflict = groupConflict(compiled, stack);
     if (conflict)
       conflicts.push({ name, error: { ...conflict, message: conflict.message.replace('%s', name) } });
-    let value = (stack[0] as PropertyLayer).value;
-    for (let index = 1; index < stack.length; index++)
-      value = mergeValues(value, (stack[index] as PropertyLayer).value);
+    const { value, mode } = mergeLayers(stack);
     merged.set(name, value);
+    if (mode !== undefined) modes.set(name, mode);
   }
   if (conflicts.length > 1) conflicts.sort((a, b) => compareCodeUnits(a.name, b.name));
   // The layers say where each value came from (explain); generation alone only needs the result.
   return {
     layers: keepLayers ? sortedLayers(layers) : new Map(),
     merged,
+    modes,
     conflicts: conflicts.map((entry) => entry.error),
   };
 }
@@ -120,7 +197,16 @@ export function nodeProperties(levels: GroupLevels, node: FleetNode): JsonObject
     const below = levels.merged.get(name);
     const own = node.properties[name];
     properties[name] = (
-      below === undefined ? own : own === undefined ? below : mergeValues(below, own)
+      below === undefined
+        ? own
+        : own === undefined
+          ? below
+          : mergeValues(
+              below,
+              own,
+              (Object.hasOwn(node.inheritModes, name) ? node.inheritModes[name] : undefined) ??
+                levels.modes.get(name),
+            )
     ) as Json;
   }
   return properties;
@@ -144,7 +230,13 @@ export function inheritProperties(
   for (const name of Object.keys(node.properties).sort(compareCodeUnits)) {
     layers.set(name, [
       ...(layers.get(name) ?? []),
-      { from: { source: 'node' }, value: node.properties[name] as Json },
+      Object.hasOwn(node.inheritModes, name)
+        ? {
+            from: { source: 'node' },
+            value: node.properties[name] as Json,
+            mode: node.inheritModes[name] as string,
+          }
+        : { from: { source: 'node' }, value: node.properties[name] as Json },
     ]);
   }
   return { properties: nodeProperties(levels, node), layers, errors: levels.conflicts };

@@ -208,6 +208,8 @@ export const CLASSES_BODY = 'policygen_classes';
 /** The `classes` bodies a technique's promise may call: the generated tree defines no others. */
 export const TECHNIQUE_CLASSES_BODIES = [REPAIRED_CLASS_BODY, CLASSES_BODY] as const;
 export const SYSTEM_BUNDLES = ['policygen_node', 'policygen_properties', 'node'] as const;
+/** The action of every promise of a directive in audit mode: warn of what would change, change nothing. */
+export const AUDIT_ACTION_BODY = 'policygen_audit';
 
 export const SYSTEM_LIBRARY = [
   '# Bodies the generated policies use; no other library is needed.',
@@ -222,6 +224,11 @@ export const SYSTEM_LIBRARY = [
   '      repair_failed => splitstring("$(failed)", ",", "1000");',
   '      repair_denied => splitstring("$(failed)", ",", "1000");',
   '      repair_timeout => splitstring("$(failed)", ",", "1000");',
+  '}',
+  '',
+  `body action ${AUDIT_ACTION_BODY}`,
+  '{',
+  '      action_policy => "warn";',
   '}',
   '',
 ].join('\n');

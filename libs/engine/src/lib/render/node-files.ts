@@ -1,12 +1,13 @@
 import type { FormedPolicy } from '../merge/policies';
-import type { AgentPromiseType, PromiseTemplate } from '../model/fleet';
+import type { AgentPromiseType, PolicyMode, PromiseTemplate } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
-import type { NodeComputation, ResolvedInstance } from '../generate/compute-node';
+import type { NodeComputation } from '../generate/compute-node';
 import type { PolicyEdge } from '../ordering/order';
 import { agentJson } from './agent-json';
 import type { ConcretePromise } from './cfengine';
 import {
   agentText,
+  AUDIT_ACTION_BODY,
   cfIdentifier,
   CLASSES_BODY,
   concretePromise,
@@ -182,26 +183,33 @@ export function policyLayout(policy: FormedPolicy): Omit<RenderedPolicy, 'files'
   return { bundle, inputs: [`${directory}/${bundle}.cf`] };
 }
 
+/** One directive's part of a policy to render: its values, and its policy mode (enforce if absent). */
+export interface RenderInstance {
+  readonly values: Readonly<Record<string, Json>>;
+  readonly mode?: PolicyMode;
+}
+
 export function renderPolicy(
   policy: FormedPolicy,
-  instances: readonly { readonly values: Readonly<Record<string, Json>> }[],
+  instances: readonly RenderInstance[],
   context: PolicyContext,
 ): RenderedPolicy {
   const { bundle, inputs } = policyLayout(policy);
+  const header = auditHeader(policy, instances);
   if (policy.kind === 'separated-with-parameters') {
     const parameterised = parameterisedBundleName(policy);
     const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
     const promises = [
-      ...promisesOf(policy, (name) => `$(${name})`, context),
+      ...promisesOf(policy, (name) => `$(${name})`, context, instances[0]?.mode ?? 'enforce'),
       ...skipReports(policy, context),
     ];
     const [parameterisedPath, callPath] = inputs as [string, string];
-    const values = (instances[0] as ResolvedInstance).values;
+    const values = (instances[0] as RenderInstance).values;
     return {
       bundle,
       inputs,
       files: [
-        [`${ROOT}/${parameterisedPath}`, renderAgentBundle(parameterised, parameters, promises)],
+        [`${ROOT}/${parameterisedPath}`, header + renderAgentBundle(parameterised, parameters, promises)],
         [
           `${ROOT}/${callPath}`,
           renderMethodsCall(
@@ -221,14 +229,22 @@ export function renderPolicy(
       // A draft of another version than the policy's (a node failing on the conflict) lacks some.
       (name) => agentText(textOfValue(instance.values[name] ?? ''), 1),
       context,
+      instance.mode ?? 'enforce',
     ))
       promises.push(promise);
   promises.push(...skipReports(policy, context));
   return {
     bundle,
     inputs,
-    files: [[`${ROOT}/${inputs[0] as string}`, renderAgentBundle(bundle, [], promises)]],
+    files: [[`${ROOT}/${inputs[0] as string}`, header + renderAgentBundle(bundle, [], promises)]],
   };
+}
+
+/** Names the directives in audit mode atop the policy's file: a human reads it, the hash covers it. */
+function auditHeader(policy: FormedPolicy, instances: readonly RenderInstance[]): string {
+  const audited = policy.drafts.filter((_draft, index) => instances[index]?.mode === 'audit');
+  if (audited.length === 0) return '';
+  return `# Audit mode (warns of what it would change, changes nothing): ${audited.map((draft) => `Directive[${draft.directive.id}]`).join(', ')}\n`;
 }
 
 export const SYSTEM_INPUTS = ['system/policygen_lib.cf', 'system/policygen_system.cf'] as const;
@@ -300,9 +316,19 @@ function promisesOf(
   policy: FormedPolicy,
   replacement: (name: string) => string,
   context: PolicyContext,
+  mode: PolicyMode,
 ): ConcretePromise[] {
-  const { refreshContext, marksRepairs, marksFailures, dependencies } = context;
+  const { refreshContext, dependencies } = context;
+  // In audit nothing is repaired, and what would change is a warning the agent counts as a
+  // failure (`repair_failed`): not one that skips what follows, nor a repair that notifies.
+  const marksRepairs = mode === 'audit' ? undefined : context.marksRepairs;
+  const marksFailures = mode === 'audit' ? undefined : context.marksFailures;
   const mark = (template: PromiseTemplate): PromiseTemplate => {
+    if (mode === 'audit' && REPAIRING_TYPES.has(template.type))
+      return {
+        ...template,
+        attributes: { ...template.attributes, action: { call: AUDIT_ACTION_BODY, args: [] } },
+      };
     if ((!marksRepairs && !marksFailures) || !REPAIRING_TYPES.has(template.type)) return template;
     const own = ownOutcomeClasses(template.attributes['classes']);
     const repaired = [...own.repaired, ...(marksRepairs ? [marksRepairs] : [])];

@@ -17,7 +17,13 @@ describe('fleet validation: every issue, with its JSON path', () => {
     );
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.fleet.settings).toEqual({ ordering: 'alphanumeric', orderingSeed: 0 });
+    expect(result.fleet.settings).toEqual({
+      ordering: 'alphanumeric',
+      orderingSeed: 0,
+      policyMode: 'enforce',
+      policyModeOverridable: true,
+      parameterInheritModes: {},
+    });
     expect(result.fleet.directives[0]).toMatchObject({ priority: 5, enabled: true, before: [] });
     expect(result.fleet.nodes[0]).toMatchObject({ policyServer: 'root', state: 'enabled' });
   });

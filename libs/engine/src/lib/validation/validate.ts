@@ -77,11 +77,15 @@ export function validateFleet(input: unknown): ValidationResult {
 
   const settingsResult = settingsSchema.safeParse(raw['settings'] ?? {}, { reportInput: true });
   if (!settingsResult.success) issues.push(...toValidationIssues(settingsResult.error.issues, ['settings']));
-  const settings: Settings = settingsResult.success
-    ? settingsResult.data
-    : { ordering: 'alphanumeric', orderingSeed: 0 };
+  const settings: Settings = settingsResult.success ? settingsResult.data : settingsSchema.parse({});
 
   const parameters = parseParameters(raw['parameters'], report);
+  checkInheritModes(
+    settings.parameterInheritModes,
+    parameters,
+    ['settings', 'parameterInheritModes'],
+    report,
+  );
   const parsed = parseCollections(raw, issues, report);
   checkReferences(parsed, report);
 
@@ -290,6 +294,7 @@ export function checkEntity(
         );
       }
       checkProperties(group.properties, [...path, 'properties'], report);
+      checkInheritModes(group.inheritModes, group.properties, [...path, 'inheritModes'], report);
       return;
     }
     case 'nodes': {
@@ -300,6 +305,7 @@ export function checkEntity(
       if (!isPolicyServer(node.policyServer))
         report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
       checkProperties(node.properties, [...path, 'properties'], report);
+      checkInheritModes(node.inheritModes, node.properties, [...path, 'inheritModes'], report);
       return;
     }
     case 'relays': {
@@ -320,6 +326,18 @@ export function checkEntity(
       return;
     }
   }
+}
+
+/** An inheritance mode belongs to a property the same level sets (Rudder keeps it with the value). */
+export function checkInheritModes(
+  modes: Readonly<Record<string, string>>,
+  properties: Readonly<Record<string, Json>>,
+  path: PathSegment[],
+  report: Report,
+): void {
+  for (const name of Object.keys(modes))
+    if (!Object.hasOwn(properties, name))
+      report([...path, name], `${name} is not set at this level: a mode goes with the value it combines`);
 }
 
 function checkDirective(
@@ -412,6 +430,11 @@ function checkTechnique(technique: Technique, path: PathSegment[], report: Repor
   });
   for (const list of ['promises', 'refresh'] as const) {
     technique[list].forEach((promise, index) => {
+      if (promise.attributes['action'] !== undefined)
+        report(
+          [...path, list, index, 'attributes', 'action'],
+          'is set by the generated tree itself (policygen_audit, for directives in audit mode): a technique cannot set it',
+        );
       const classes = promise.attributes['classes'];
       if (classes !== undefined && !isTechniqueClassesCall(classes))
         report(
