@@ -309,7 +309,15 @@ export type Mutation =
   | { kind: 'groupDelete'; group: number; cascade: number }
   | { kind: 'parameterSet'; name: string; value: Json; ordering: string }
   | { kind: 'parameterDelete'; name: number }
-  | { kind: 'settings'; ordering: (typeof ORDERINGS)[number] | undefined; orderingSeed: number | undefined }
+  | {
+      kind: 'settings';
+      ordering: (typeof ORDERINGS)[number] | undefined;
+      orderingSeed: number | undefined;
+      policyMode: 'audit' | 'enforce' | undefined;
+      policyModeOverridable: boolean | undefined;
+    }
+  | { kind: 'policyMode'; level: 'node' | 'directive'; target: number; mode: 'audit' | 'enforce' | undefined }
+  | { kind: 'inheritMode'; level: 'node' | 'group' | 'parameter'; target: number; mode: string | undefined }
   | { kind: 'relationshipAdd'; from: number; to: number; arrow: '->' | '~>' }
   | { kind: 'relationshipDelete'; relationship: number }
   | { kind: 'relayAdd'; id: number; nodeId: boolean; parent: number; root: boolean }
@@ -606,6 +614,26 @@ const MUTATIONS: readonly { weight: number; arbitrary: fc.Arbitrary<Mutation> }[
       kind: fc.constant(m('settings')),
       ordering: fc.option(fc.constantFrom(...ORDERINGS), { nil: undefined }),
       orderingSeed: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+      policyMode: fc.option(fc.constantFrom('audit' as const, 'enforce' as const), { nil: undefined }),
+      policyModeOverridable: fc.option(fc.boolean(), { nil: undefined }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant(m('policyMode')),
+      level: fc.constantFrom('node' as const, 'directive' as const),
+      target: pick,
+      mode: fc.option(fc.constantFrom('audit' as const, 'enforce' as const), { nil: undefined }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant(m('inheritMode')),
+      level: fc.constantFrom('node' as const, 'group' as const, 'parameter' as const),
+      target: pick,
+      mode: fc.option(fc.constantFrom('moo', 'mao', 'mpo', 'ooo', 'moa', 'mop'), { nil: undefined }),
     }),
   },
   {
@@ -767,7 +795,7 @@ class Working {
   private readonly parametersBefore: Set<string>;
   private readonly touched: Record<Collection, string[]>;
   private readonly touchedParameters = new Set<string>();
-  private readonly touchedSettings = new Set<'ordering' | 'orderingSeed'>();
+  private readonly touchedSettings = new Set<SettingField>();
 
   constructor(fleet: Fleet) {
     this.file = clone(fleet) as unknown as ArbitraryFleetFile;
@@ -814,7 +842,7 @@ class Working {
     this.touchedParameters.add(name);
   }
 
-  setSetting(field: 'ordering' | 'orderingSeed', value: string | number): void {
+  setSetting(field: SettingField, value: string | number | boolean | Record<string, string>): void {
     this.file.settings = { ...this.file.settings, [field]: value } as NonNullable<
       ArbitraryFleetFile['settings']
     >;
@@ -966,6 +994,21 @@ function promisesOf(blueprint: PromisesBlueprint, names: readonly string[], offs
         return { type: 'classes', promiser: `policygen_${promiser}`, attributes: { expression: 'any' } };
     }
   });
+}
+
+type SettingField =
+  'ordering' | 'orderingSeed' | 'policyMode' | 'policyModeOverridable' | 'parameterInheritModes';
+
+/** Drops the inheritance modes of properties the level no longer sets (validation refuses them). */
+function withoutDanglingModes(entity: {
+  properties?: Record<string, unknown> | undefined;
+  inheritModes?: Record<string, string> | undefined;
+}): void {
+  if (!entity.inheritModes) return;
+  const properties = entity.properties ?? {};
+  entity.inheritModes = Object.fromEntries(
+    Object.entries(entity.inheritModes).filter(([name]) => Object.hasOwn(properties, name)),
+  );
 }
 
 function setProperty(properties: Record<string, unknown>, change: PropertyChange): void {
@@ -1140,6 +1183,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       if (!node) return false;
       node.properties = { ...node.properties };
       setProperty(node.properties, mutation.property);
+      withoutDanglingModes(node);
       working.touch('nodes', node);
       return true;
     }
@@ -1517,6 +1561,7 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       if (!group) return false;
       group.properties = { ...group.properties };
       setProperty(group.properties, mutation.property);
+      withoutDanglingModes(group);
       working.touch('groups', group);
       return true;
     }
@@ -1579,12 +1624,48 @@ function applyMutation(working: Working, mutation: Exclude<Mutation, { kind: 'ma
       const name = at(Object.keys(working.file.parameters).sort(), mutation.name);
       if (name === undefined) return false;
       working.setParameter(name, undefined);
+      // Its inheritance mode goes with it, in the same change set.
+      const modes = working.file.settings?.parameterInheritModes;
+      if (modes && Object.hasOwn(modes, name)) {
+        const { [name]: _dropped, ...kept } = modes;
+        working.setSetting('parameterInheritModes', kept);
+      }
       return true;
     }
     case 'settings': {
-      if (mutation.ordering === undefined && mutation.orderingSeed === undefined) return false;
-      if (mutation.ordering !== undefined) working.setSetting('ordering', mutation.ordering);
-      if (mutation.orderingSeed !== undefined) working.setSetting('orderingSeed', mutation.orderingSeed);
+      const fields = (['ordering', 'orderingSeed', 'policyMode', 'policyModeOverridable'] as const).filter(
+        (field) => mutation[field] !== undefined,
+      );
+      if (fields.length === 0) return false;
+      for (const field of fields) working.setSetting(field, mutation[field] as string | number | boolean);
+      return true;
+    }
+    case 'policyMode': {
+      const entity =
+        mutation.level === 'node' ? at(nodes, mutation.target) : pickDirective(working, mutation.target);
+      if (!entity) return false;
+      if (mutation.mode === undefined) delete entity.policyMode;
+      else entity.policyMode = mutation.mode;
+      working.touch(mutation.level === 'node' ? 'nodes' : 'directives', entity);
+      return true;
+    }
+    case 'inheritMode': {
+      if (mutation.level === 'parameter') {
+        const name = at(Object.keys(working.file.parameters).sort(), mutation.target);
+        if (name === undefined) return false;
+        const { [name]: _previous, ...others } = working.file.settings?.parameterInheritModes ?? {};
+        working.setSetting(
+          'parameterInheritModes',
+          mutation.mode === undefined ? others : { ...others, [name]: mutation.mode },
+        );
+        return true;
+      }
+      const entity = mutation.level === 'node' ? at(nodes, mutation.target) : at(groups, mutation.target);
+      const name = entity ? Object.keys(entity.properties ?? {}).sort()[0] : undefined;
+      if (!entity || name === undefined) return false;
+      const { [name]: _previous, ...others } = entity.inheritModes ?? {};
+      entity.inheritModes = mutation.mode === undefined ? others : { ...others, [name]: mutation.mode };
+      working.touch(mutation.level === 'node' ? 'nodes' : 'groups', entity);
       return true;
     }
     case 'relationshipAdd': {

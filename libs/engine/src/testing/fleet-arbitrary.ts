@@ -213,6 +213,25 @@ const secondVersionBlueprint = fc.record({
   promises: fc.array(promiseBlueprint, { minLength: 1, maxLength: 3 }),
 });
 
+const policyMode = fc.option(fc.constantFrom('audit' as const, 'enforce' as const), {
+  nil: undefined,
+  freq: 4,
+});
+/** Rudder's inheritance modes, the default among them. */
+const inheritMode = fc.option(fc.constantFrom('moo', 'mao', 'mpo', 'ooo', 'moa', 'mop', 'oaa'), {
+  nil: undefined,
+  freq: 3,
+});
+
+/** A mode for the first property a level sets, if it draws one. */
+function inheritModesOf(
+  properties: Readonly<Record<string, Json>>,
+  mode: string | undefined,
+): Record<string, string> | undefined {
+  const first = Object.keys(properties)[0];
+  return first === undefined || mode === undefined ? undefined : { [first]: mode };
+}
+
 const mostly = (probability: number): fc.Arbitrary<boolean> =>
   fc.integer({ min: 0, max: 99 }).map((draw) => draw < probability * 100);
 
@@ -222,6 +241,7 @@ const directiveBlueprint = fc.record({
   statesVersion: fc.boolean(),
   name: fc.constantFrom(...DIRECTIVE_NAMES),
   priority: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined, freq: 4 }),
+  policyMode,
   enabled: mostly(0.9),
   values: fc.array(fc.option(parameterValue, { nil: undefined, freq: 8 }), { minLength: 3, maxLength: 3 }),
   meta: fc.option(
@@ -319,6 +339,7 @@ const groupBlueprint = fc.record({
     { nil: undefined, freq: 3 },
   ),
   properties: fc.dictionary(fc.constantFrom('dc', 'role', 'team', 'shared'), propertyValue, { maxKeys: 2 }),
+  inheritMode,
 });
 
 const OPERATING_SYSTEMS = [
@@ -348,6 +369,8 @@ const nodeBlueprint = fc.record({
   ),
   underRelay: fc.boolean(),
   properties: fc.dictionary(fc.constantFrom('dc', 'role', 'shared'), propertyValue, { maxKeys: 2 }),
+  inheritMode,
+  policyMode,
   ordering: fc.option(fc.constantFrom(...ORDERING_MODES), { nil: undefined, freq: 6 }),
 });
 
@@ -357,12 +380,15 @@ const fleetBlueprint = fc.record({
       {
         ordering: fc.constantFrom('alphanumeric', 'alphanumeric', 'title-hash', 'random'),
         orderingSeed: fc.integer({ min: 0, max: 1000 }),
+        policyMode: fc.constantFrom('audit' as const, 'enforce' as const),
+        policyModeOverridable: fc.boolean(),
       },
       { requiredKeys: [] },
     ),
     { nil: undefined },
   ),
   parameters: fc.dictionary(fc.constantFrom('dns', 'dc', 'shared'), propertyValue, { maxKeys: 2 }),
+  parameterInheritMode: inheritMode,
   techniques: fc.array(techniqueBlueprint, { minLength: 1, maxLength: 4 }),
   secondVersion: fc.option(secondVersionBlueprint, { nil: undefined, freq: 3 }),
   directives: fc.array(directiveBlueprint, { maxLength: 12 }),
@@ -522,6 +548,7 @@ function buildFleet(blueprint: FleetBlueprint, mode: RelationshipMode): Arbitrar
       technique: technique.id,
       ...(twoVersions === techniqueIndex || directive.statesVersion ? { techniqueVersion: version } : {}),
       ...(directive.priority === undefined ? {} : { priority: directive.priority }),
+      ...(directive.policyMode === undefined ? {} : { policyMode: directive.policyMode }),
       ...(directive.enabled ? {} : { enabled: false }),
       parameters,
       ...relations,
@@ -585,6 +612,7 @@ function buildFleet(blueprint: FleetBlueprint, mode: RelationshipMode): Arbitrar
       nodes: [...new Set(group.nodes.map((draw) => `n${draw % nodeCount}`))],
       ...(criteria === undefined ? {} : { criteria }),
       properties: structuredClone(group.properties),
+      ...optional('inheritModes', inheritModesOf(group.properties, group.inheritMode)),
     };
   });
 
@@ -602,11 +630,18 @@ function buildFleet(blueprint: FleetBlueprint, mode: RelationshipMode): Arbitrar
       state: node.state,
       facts,
       properties,
+      ...optional('inheritModes', inheritModesOf(node.properties, node.inheritMode)),
+      ...(node.policyMode === undefined ? {} : { policyMode: node.policyMode }),
     };
   });
 
+  const parameterInheritModes = inheritModesOf(blueprint.parameters, blueprint.parameterInheritMode);
+  const settings =
+    parameterInheritModes === undefined
+      ? blueprint.settings
+      : { ...blueprint.settings, parameterInheritModes };
   const fleet: ArbitraryFleetFile = {
-    ...(blueprint.settings === undefined ? {} : { settings: blueprint.settings }),
+    ...(settings === undefined ? {} : { settings }),
     parameters: structuredClone(blueprint.parameters),
     techniques,
     directives,
@@ -732,4 +767,8 @@ export function shuffleSetLikeArrays<T>(fleet: T, random: () => number): T {
     nodes: list(entity({ facts: map, properties: map })),
     relays: list(entity({})),
   }) as T;
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [key in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [key in K]?: V };
 }

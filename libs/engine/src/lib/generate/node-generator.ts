@@ -403,8 +403,9 @@ export class NodeGenerator {
         errors,
         ordering: mode,
         // Made again each time: most plans serve one node, and kept they would outweigh the plan.
+        // The policies with their directives as they are now (a plan keeps those it was built with).
         policies: manifestPolicies(
-          plan.policies.map((planned) => planned.policy),
+          plan.applyOrder.map((index) => (values[index] as PolicyValues).policy),
           plan.edges,
           modeBasis,
         ),

@@ -326,7 +326,8 @@ export class FleetIndex implements CompiledFleet {
         if (dependsOnPolicyServers(rule.targets)) rulesToEvaluate.add(ruleId);
     }
 
-    // Nodes: facts and properties decide memberships; id, hostname, server, state and properties the output.
+    // Nodes: facts and properties decide memberships; id, hostname, server, state, policy mode,
+    // properties and their inheritance modes the output.
     const evaluatedNodes: FleetNode[] = [];
     const previousNodes = new Map<string, FleetNode>();
     for (const nodeId of change.delete.nodes) this.removeNode(nodeId, removed);
@@ -372,7 +373,8 @@ export class FleetIndex implements CompiledFleet {
         if (
           !before ||
           before.enabled !== group.enabled ||
-          canonicalJson(before.properties) !== canonicalJson(group.properties)
+          canonicalJson(before.properties) !== canonicalJson(group.properties) ||
+          canonicalJson(before.inheritModes) !== canonicalJson(group.inheritModes)
         ) {
           propertyLayersChanged = true;
           propertyGroups.add(group.id);
@@ -806,6 +808,8 @@ function outputFieldsDiffer(before: FleetNode, after: FleetNode): boolean {
     before.hostname !== after.hostname ||
     before.policyServer !== after.policyServer ||
     before.state !== after.state ||
-    canonicalJson(before.properties) !== canonicalJson(after.properties)
+    before.policyMode !== after.policyMode ||
+    canonicalJson(before.properties) !== canonicalJson(after.properties) ||
+    canonicalJson(before.inheritModes) !== canonicalJson(after.inheritModes)
   );
 }

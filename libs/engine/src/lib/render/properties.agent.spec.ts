@@ -61,6 +61,50 @@ function reported(reports: readonly string[]): Record<string, unknown> {
 }
 
 describe('properties on the agent', () => {
+  it("gets what each property's inheritance mode makes of its levels (global, group, node)", () => {
+    const fleet = fleetFile({
+      settings: { parameterInheritModes: { dns: 'mao' } },
+      parameters: { dns: ['10.0.0.1'], banner: 'Welcome', site: { city: 'Paris', floor: 1 }, tags: ['base'] },
+      techniques: [SHOW],
+      directives: [{ id: 'show', name: 'show', technique: 'show' }],
+      rules: [rule('r', ['show'])],
+      groups: [
+        {
+          id: 'g',
+          name: 'g',
+          nodes: ['n1'],
+          properties: { dns: ['10.0.0.2'], banner: ' to g', site: { city: 'Lyon' }, tags: ['g'] },
+          inheritModes: { banner: 'ooa', site: 'ooo' },
+        },
+      ],
+      nodes: [
+        {
+          id: 'n1',
+          hostname: 'n1.example.com',
+          properties: { dns: ['10.9.9.9'], banner: 'Hello: ', tags: ['n1'] },
+          inheritModes: { banner: 'oop', tags: 'mpo' },
+        },
+      ],
+    });
+    const bundle = generateNode(compileValid(fleet), 'n1', OPTIONS);
+    if (bundle.status !== 'ok') throw new Error(JSON.stringify(bundle.errors));
+    const result = runAgent(new Map(bundle.files.map((file) => [file.path, file.content])));
+    result.remove();
+    expect(result.rejected).toBeNull();
+    expect(reported(result.reports)).toEqual({
+      properties: {
+        // The global `mao` holds for the levels below, which set none: each appends.
+        dns: ['10.0.0.1', '10.0.0.2', '10.9.9.9'],
+        // The group appends its string, the node prepends its own.
+        banner: 'Hello: Welcome to g',
+        // The group overrides the whole object; the node leaves it.
+        site: { city: 'Lyon' },
+        // Default `moo` up to the group (it replaces), then the node prepends.
+        tags: ['n1', 'g'],
+      },
+    });
+  });
+
   it('gives the generated properties as node.properties when there is no other file', () => {
     const result = runAgent(treeOf());
     result.remove();
