@@ -14,3 +14,4 @@ export * from './lib/generate/node-generator';
 export * from './lib/incremental/engine';
 export { matchesCriterion } from './lib/targeting/criteria';
 export { compareCodeUnits } from './lib/text/compare';
+export * from './lib/model/fleet-schema';

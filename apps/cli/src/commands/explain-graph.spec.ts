@@ -46,6 +46,38 @@ describe('policygen explain and graph', () => {
     expect(dns(explain('plain'))).toMatchObject({ value: '10.0.0.1', directiveId: 'dns-default' });
   });
 
+  it("says each policy's mode and where it came from, and a merged policy whose directives disagree", () => {
+    const vars = (id: string, policyGeneration: string) => ({
+      id,
+      version: '1.0',
+      name: id,
+      multiInstance: true,
+      policyGeneration,
+      parameters: [{ name: 'value', required: true }],
+      promises: [{ type: 'vars', promiser: 'v', attributes: { string: '{{value}}' } }],
+    });
+    const fleet = writeJson(join(dir, 'modes.fleet.json'), {
+      settings: { policyMode: 'audit' },
+      techniques: [vars('m', 'merged'), vars('s', 'separated')],
+      directives: [
+        { id: 'a', name: 'a', technique: 'm', parameters: { value: 'a' } },
+        { id: 'b', name: 'b', technique: 'm', parameters: { value: 'b' }, policyMode: 'enforce' },
+        { id: 'c', name: 'c', technique: 's', parameters: { value: 'c' } },
+      ],
+      rules: [{ id: 'r', name: 'r', directives: ['a', 'b', 'c'], targets: ['special:all'] }],
+      nodes: [
+        { id: 'n1', hostname: 'n1.example.com', properties: { tags: ['x'] }, inheritModes: { tags: 'mao' } },
+      ],
+    });
+    const result = runCli(['explain', '--fleet', fleet, '--node', 'n1']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(
+      '     policy mode: mixed: its directives disagree, each runs in its own mode — a audit (from the global setting), b enforce (from the directive)\n',
+    );
+    expect(result.stdout).toContain('     policy mode: audit (from the global setting)\n');
+    expect(result.stdout).toContain('  tags = ["x"] from node, inheritance mode mao\n');
+  });
+
   it('exits 2 with a message for an unknown node', () => {
     for (const command of ['explain', 'graph']) {
       const result = runCli([command, '--fleet', DNS_EXAMPLE, '--node', 'ghost']);

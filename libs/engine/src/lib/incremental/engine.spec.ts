@@ -128,6 +128,51 @@ describe('the incremental engine', () => {
     expect(engine.pendingNodes()).toEqual([]);
   });
 
+  it('reaches every node on a policy mode setting, one node on its own mode', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    engine.regenerate();
+    expect(engine.apply({ upsert: { settings: { policyMode: 'audit' } } })).toMatchObject({
+      ok: true,
+      affected: ['n1', 'n2', 'n3'],
+    });
+    engine.regenerate();
+    expectEqualsFullGeneration(engine);
+    const n2 = { id: 'n2', hostname: 'n2.example.com', facts: { role: 'db' }, policyMode: 'enforce' };
+    expect(engine.apply({ upsert: { nodes: [n2] } })).toMatchObject({ ok: true, affected: ['n2'] });
+    engine.regenerate();
+    expectEqualsFullGeneration(engine);
+    expect(engine.bundle('n2')?.manifest?.policies[0]).toMatchObject({
+      mode: 'enforce',
+      directives: [{ id: 'd1', modeSource: 'node' }],
+    });
+  });
+
+  it("keeps global parameters' inheritance modes with their parameters", () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    const upsertMode = engine.apply({ upsert: { settings: { parameterInheritModes: { nothing: 'mao' } } } });
+    expect(upsertMode).toMatchObject({
+      ok: false,
+      issues: [
+        {
+          path: '$.upsert.settings.parameterInheritModes.nothing',
+          message: 'nothing is not a global parameter',
+        },
+      ],
+    });
+    expect(engine.apply({ upsert: { settings: { parameterInheritModes: { dns: 'moa' } } } })).toMatchObject({
+      ok: true,
+    });
+    expect(engine.apply({ delete: { parameters: ['dns'] } })).toMatchObject({
+      ok: false,
+      issues: [
+        { path: '$.delete.parameters[0]', message: expect.stringContaining('has an inheritance mode') },
+      ],
+    });
+    expect(
+      engine.apply({ delete: { parameters: ['dns'] }, upsert: { settings: { parameterInheritModes: {} } } }),
+    ).toMatchObject({ ok: true });
+  });
+
   it('coalesces a burst: each affected node once, at the newest revision', () => {
     const engine = GenerationEngine.fromFleet(fleetOf(BASE));
     engine.regenerate();

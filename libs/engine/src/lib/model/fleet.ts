@@ -74,18 +74,31 @@ const inheritMode = z.string().regex(INHERIT_MODE_PATTERN, {
     'must be 3 letters: objects m(erge) or o(verride), then arrays and strings o(verride), a(ppend) or p(repend), like moo',
 });
 /** Property name → its inheritance mode at this level (the level must set the property). */
-const inheritModes = z.record(z.string(), inheritMode);
-const policyMode = z.enum(POLICY_MODES);
+const inheritModes = z
+  .record(z.string(), inheritMode)
+  .describe(
+    "Property name -> how this level's value combines with the less specific levels' (Rudder's inheritMode): " +
+      '3 letters for objects (m/o), arrays and strings (o/a/p); the mode holds for the levels below unless they set one.',
+  );
+const policyMode = z
+  .enum(POLICY_MODES)
+  .describe('enforce repairs; audit warns of what it would change and changes nothing');
 
 const settingFields = {
   ordering: z.enum(ORDERING_MODES),
   orderingSeed: z.number().int(),
   /** The fleet's policy mode (semantics.md §5b). */
-  policyMode,
+  policyMode: policyMode.describe('The global policy mode'),
   /** Whether nodes and directives may set a policy mode of their own; when false, the global one applies. */
-  policyModeOverridable: z.boolean(),
+  policyModeOverridable: z
+    .boolean()
+    .describe(
+      'Whether nodes and directives may set their own policy mode; when false the global one applies everywhere',
+    ),
   /** Global parameter name → its inheritance mode. */
-  parameterInheritModes: inheritModes,
+  parameterInheritModes: inheritModes.describe(
+    "Global parameter name -> its inheritance mode (see a group's inheritModes)",
+  ),
 };
 
 export const settingsSchema = z.strictObject({
@@ -140,10 +153,12 @@ export const techniqueSchema = z.strictObject({
   name: z.string(),
   multiInstance: z.boolean().default(false),
   policyGeneration: z
-    .string()
+    // Rudder's own name of the last mode is accepted as an alias.
+    .enum([...POLICY_GENERATIONS, 'separated-with-param'])
     .default('merged')
-    .transform((value) => (value === 'separated-with-param' ? 'separated-with-parameters' : value))
-    .pipe(z.enum(POLICY_GENERATIONS)),
+    .transform((value): PolicyGeneration =>
+      value === 'separated-with-param' ? 'separated-with-parameters' : value,
+    ),
   parameters: z.array(techniqueParameterSchema).default([]),
   promises: z.array(promiseSchema).default([]),
   refresh: z.array(promiseSchema).default([]),
@@ -163,7 +178,11 @@ export const directiveSchema = z.strictObject({
   enabled: z.boolean().default(true),
   parameters: jsonObject.default({}),
   /** Absent: the node's mode, or the global one. */
-  policyMode: policyMode.optional(),
+  policyMode: policyMode
+    .describe(
+      "This directive's policy mode; absent: the node's, or the global one. A node in audit keeps it in audit",
+    )
+    .optional(),
   before: idList.default([]),
   require: idList.default([]),
   notify: idList.default([]),
@@ -240,7 +259,11 @@ export const nodeSchema = z.strictObject({
   properties: jsonObject.default({}),
   inheritModes: inheritModes.default({}),
   /** Absent: the global mode. */
-  policyMode: policyMode.optional(),
+  policyMode: policyMode
+    .describe(
+      "This node's policy mode; absent: the global one. audit here holds every directive of the node in audit",
+    )
+    .optional(),
 });
 
 export const relaySchema = z.strictObject({ id, policyServer: id.default('root') });

@@ -18,6 +18,73 @@ describe('property inheritance (semantics.md §5)', () => {
     expect(mergeValues({ a: { x: 1 } }, { a: 'text' })).toEqual({ a: 'text' });
   });
 
+  it.each([
+    // [less specific, more specific, mode, merged]: objects (1st letter), arrays (2nd), strings (3rd).
+    [{ a: 1, o: { x: 1 } }, { o: { y: 2 } }, 'moo', { a: 1, o: { x: 1, y: 2 } }],
+    [{ a: 1, o: { x: 1 } }, { o: { y: 2 } }, 'ooo', { o: { y: 2 } }],
+    [[1, 2], [3], 'moo', [3]],
+    [[1, 2], [3], 'mao', [1, 2, 3]],
+    [[1, 2], [3], 'mpo', [3, 1, 2]],
+    ['ab', 'cd', 'moo', 'cd'],
+    ['ab', 'cd', 'moa', 'abcd'],
+    ['ab', 'cd', 'mop', 'cdab'],
+    // The mode holds inside objects, at every depth.
+    [
+      { l: [1], s: 'a', o: { l: [2] } },
+      { l: [3], s: 'b', o: { l: [4] } },
+      'maa',
+      { l: [1, 3], s: 'ab', o: { l: [2, 4] } },
+    ],
+    // Different kinds replace whatever the mode.
+    [[1], 'x', 'maa', 'x'],
+    ['x', ['y'], 'maa', ['y']],
+    [{ a: 1 }, [1], 'mao', [1]],
+    [5, 6, 'maa', 6],
+  ])('merges %j with %j in mode %s into %j', (less, more, mode, merged) => {
+    expect(mergeValues(less, more, mode)).toEqual(merged);
+  });
+
+  it('keeps a __proto__ key of a value as a key, never as a prototype', () => {
+    const less = JSON.parse('{"o": {"__proto__": {"a": 1}}}');
+    const more = JSON.parse('{"o": {"__proto__": {"b": 2}}}');
+    const merged = mergeValues(less, more) as Record<string, Record<string, unknown>>;
+    expect(JSON.stringify(merged)).toBe('{"o":{"__proto__":{"a":1,"b":2}}}');
+    expect(Object.getPrototypeOf(merged['o'])).toBe(Object.prototype);
+  });
+
+  it("each level's inheritance mode holds for the levels below it until one sets another; explain names it", () => {
+    const input = fleetFile({
+      settings: { parameterInheritModes: { dns: 'mao' } },
+      parameters: { dns: ['a'], motd: 'hello' },
+      groups: [
+        {
+          id: 'parent',
+          name: 'P',
+          nodes: ['n1'],
+          properties: { dns: ['b'], motd: ' world' },
+          inheritModes: { motd: 'ooa' },
+        },
+        {
+          id: 'child',
+          name: 'C',
+          criteria: { all: [{ group: 'parent' }] },
+          properties: { dns: ['c'] },
+          inheritModes: { dns: 'mpo' },
+        },
+      ],
+      nodes: [{ id: 'n1', hostname: 'n1', properties: { dns: ['d'], motd: '!' } }],
+    });
+    expect(propertiesFile(input)).toEqual({
+      // a, then b appended (global mao), c prepended (child mpo), d prepended (inherited mpo).
+      properties: { dns: ['d', 'c', 'a', 'b'], motd: 'hello world!' },
+    });
+    const explained = explainNode(compileValid(input), 'n1').properties;
+    expect(explained.map((property) => [property.name, property.inheritMode])).toEqual([
+      ['dns', 'mpo'],
+      ['motd', 'ooa'],
+    ]);
+  });
+
   it('global parameters, then groups parents first, then the node; written as {"properties": ...}', () => {
     const input = fleetFile({
       parameters: { dc: { name: 'global', ntp: 'pool' }, owner: 'ops' },

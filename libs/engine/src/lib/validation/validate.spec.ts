@@ -90,7 +90,7 @@ describe('fleet validation: every issue, with its JSON path', () => {
       }),
     );
     expect(issues).toEqual([
-      '$.techniques[0].policyGeneration: must be one of "merged", "separated", "separated-with-parameters", got string "splitted"',
+      '$.techniques[0].policyGeneration: must be one of "merged", "separated", "separated-with-parameters", "separated-with-param", got string "splitted"',
       '$.groups[1].properties["bad-name"]: property names (namespaces) must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$',
       '$.groups[0].criteria: group membership cycle: a -> b -> a',
     ]);
@@ -188,6 +188,46 @@ describe('fleet validation: every issue, with its JSON path', () => {
       '$.nodes[0].hostname: must not contain NUL (\\u0000): CFEngine cannot carry it',
       '$.nodes[0].properties.site["k\\u0000"]: its name must not contain NUL (\\u0000): CFEngine cannot carry it',
       '$.nodes[0].properties.site.lone: must be valid Unicode (a lone surrogate has no UTF-8 form)',
+    ]);
+  });
+
+  it('reports malformed policy and inheritance modes, and techniques setting action', () => {
+    const result = validateFleet(
+      fleetFile({
+        settings: { policyMode: 'warn' },
+        techniques: [
+          technique('t', {
+            promises: [{ type: 'files', promiser: '/tmp/x', attributes: { action: { call: 'warn_only' } } }],
+          }),
+        ],
+        groups: [{ id: 'g', name: 'g', properties: { a: 1 }, inheritModes: { a: 'xyz' } }],
+        nodes: [{ id: 'n1', hostname: 'h', policyMode: 'off' }],
+      }),
+    );
+    expect(!result.ok && result.issues.map((issue) => issue.path).sort()).toEqual([
+      '$.groups[0].inheritModes.a',
+      '$.nodes[0].policyMode',
+      '$.settings.policyMode',
+      '$.techniques[0].promises[0].attributes.action',
+    ]);
+  });
+
+  it('reports an inheritance mode of a property its level does not set', () => {
+    const result = validateFleet(
+      fleetFile({
+        settings: { parameterInheritModes: { dns: 'mao', missing: 'moo' } },
+        parameters: { dns: ['1.1.1.1'] },
+        groups: [{ id: 'g', name: 'g', properties: { a: 1 }, inheritModes: { a: 'moa', b: 'moo' } }],
+        nodes: [{ id: 'n1', hostname: 'h', properties: {}, inheritModes: { c: 'moo' } }],
+      }),
+    );
+    expect(!result.ok && result.issues).toEqual([
+      {
+        path: '$.settings.parameterInheritModes.missing',
+        message: 'missing is not set at this level: a mode goes with the value it combines',
+      },
+      { path: '$.groups[0].inheritModes.b', message: expect.stringContaining('b is not set at this level') },
+      { path: '$.nodes[0].inheritModes.c', message: expect.stringContaining('c is not set at this level') },
     ]);
   });
 
