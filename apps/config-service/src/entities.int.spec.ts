@@ -268,26 +268,36 @@ describe('config service: entities', () => {
   });
 
   it('replaces the settings with PUT (defaults for what is left out) and merges them with PATCH', async () => {
+    const defaults = { policyMode: 'enforce', policyModeOverridable: true, parameterInheritModes: {} };
     expect((await suite.api.get('/api/v1/settings')).body).toEqual({
       ordering: 'alphanumeric',
       orderingSeed: 0,
+      ...defaults,
     });
     const merged = await suite.api.patch('/api/v1/settings', { ordering: 'random', orderingSeed: 7 });
     expect(merged.status).toBe(200);
-    expect((merged.body as { settings: unknown }).settings).toEqual({ ordering: 'random', orderingSeed: 7 });
-    const seedOnly = await suite.api.patch('/api/v1/settings', { orderingSeed: 9 });
+    expect((merged.body as { settings: unknown }).settings).toEqual({
+      ordering: 'random',
+      orderingSeed: 7,
+      ...defaults,
+    });
+    const seedOnly = await suite.api.patch('/api/v1/settings', { orderingSeed: 9, policyMode: 'audit' });
     expect((seedOnly.body as { settings: unknown }).settings).toEqual({
       ordering: 'random',
       orderingSeed: 9,
+      ...defaults,
+      policyMode: 'audit',
     });
     const replaced = await suite.api.put('/api/v1/settings', { ordering: 'title-hash' });
     expect((replaced.body as { settings: unknown }).settings).toEqual({
       ordering: 'title-hash',
       orderingSeed: 0,
+      ...defaults,
     });
     expect((await suite.api.get('/api/v1/settings')).body).toEqual({
       ordering: 'title-hash',
       orderingSeed: 0,
+      ...defaults,
     });
     const invalid = await suite.api.put('/api/v1/settings', { ordering: 'sideways', colour: 'blue' });
     expect(invalid.status).toBe(400);

@@ -486,7 +486,10 @@ export class NodeGenerator {
         });
       for (const group of stale.groups)
         if (Object.hasOwn(group.properties, name))
-          stack.push({ value: group.properties[name] as Json, mode: ownValue(group.inheritModes, name) });
+          stack.push({
+            value: group.properties[name] as Json,
+            mode: ownValue(group.inheritModes ?? NO_MODES, name),
+          });
       modes.delete(name);
       if (stack.length === 0) merged.delete(name);
       else {
@@ -794,6 +797,8 @@ function renderFiles(
 ): BundleFile[] {
   return renderPolicy(policy, instances, context).files.map(([path, content]) => bundleFile(path, content));
 }
+
+const NO_MODES: Readonly<Record<string, string>> = {};
 
 function ownValue(record: Readonly<Record<string, string>>, key: string): string | undefined {
   return Object.hasOwn(record, key) ? record[key] : undefined;

@@ -374,7 +374,7 @@ export class FleetIndex implements CompiledFleet {
           !before ||
           before.enabled !== group.enabled ||
           canonicalJson(before.properties) !== canonicalJson(group.properties) ||
-          canonicalJson(before.inheritModes) !== canonicalJson(group.inheritModes)
+          canonicalJson(before.inheritModes ?? {}) !== canonicalJson(group.inheritModes ?? {})
         ) {
           propertyLayersChanged = true;
           propertyGroups.add(group.id);
@@ -538,12 +538,16 @@ export class FleetIndex implements CompiledFleet {
     after: Json | undefined,
   ): boolean {
     const above: Json[] = [];
+    // An inheritance mode may append to or prepend the global value: then nothing hides it.
+    let moded = Object.hasOwn(this.settings.parameterInheritModes, name);
     for (const groupId of this.groupsOfNode.get(node.id) ?? []) {
       const group = this.groups.get(groupId) as Group;
       if (group.enabled && name in group.properties) above.push(group.properties[name] as Json);
+      if (group.enabled && group.inheritModes && Object.hasOwn(group.inheritModes, name)) moded = true;
     }
     if (name in node.properties) above.push(node.properties[name] as Json);
-    if (above.length === 0) return true;
+    if (node.inheritModes && Object.hasOwn(node.inheritModes, name)) moded = true;
+    if (above.length === 0 || moded) return true;
     if (above.some((value) => !isJsonObject(value))) return false;
     return isJsonObject(before) || isJsonObject(after);
   }
@@ -810,6 +814,6 @@ function outputFieldsDiffer(before: FleetNode, after: FleetNode): boolean {
     before.state !== after.state ||
     before.policyMode !== after.policyMode ||
     canonicalJson(before.properties) !== canonicalJson(after.properties) ||
-    canonicalJson(before.inheritModes) !== canonicalJson(after.inheritModes)
+    canonicalJson(before.inheritModes ?? {}) !== canonicalJson(after.inheritModes ?? {})
   );
 }

@@ -247,7 +247,7 @@ export const groupSchema = z.strictObject({
     ])
     .optional(),
   properties: jsonObject.default({}),
-  inheritModes: inheritModes.default({}),
+  inheritModes: inheritModes.optional(),
 });
 
 export const nodeSchema = z.strictObject({
@@ -257,7 +257,7 @@ export const nodeSchema = z.strictObject({
   state: z.enum(NODE_STATES).default('enabled'),
   facts: jsonObject.default({}),
   properties: jsonObject.default({}),
-  inheritModes: inheritModes.default({}),
+  inheritModes: inheritModes.optional(),
   /** Absent: the global mode. */
   policyMode: policyMode
     .describe(

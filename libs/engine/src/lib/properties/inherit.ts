@@ -139,11 +139,7 @@ export function groupLevels(
     modes: Readonly<Record<string, string>>,
   ): void => {
     for (const name of Object.keys(values)) {
-      const mode = Object.hasOwn(modes, name) ? modes[name] : undefined;
-      const layer: PropertyLayer =
-        mode === undefined
-          ? { from, value: values[name] as Json }
-          : { from, value: values[name] as Json, mode };
+      const layer = layerOf(from, values[name] as Json, Object.hasOwn(modes, name) ? modes[name] : undefined);
       const stack = layers.get(name);
       if (stack) stack.push(layer);
       else layers.set(name, [layer]);
@@ -151,7 +147,7 @@ export function groupLevels(
   };
   add(GLOBAL_SOURCE, compiled.parameters, compiled.settings.parameterInheritModes);
   for (const group of groups)
-    add({ source: 'group', groupId: group.id }, group.properties, group.inheritModes);
+    add({ source: 'group', groupId: group.id }, group.properties, group.inheritModes ?? NO_MODES);
   const conflicts: { readonly name: string; readonly error: NodeError }[] = [];
   const merged = new Map<string, Json>();
   const modes = new Map<string, string>();
@@ -183,6 +179,18 @@ export function groupLevels(
 }
 
 const GLOBAL_SOURCE: PropertySource = { source: 'global' };
+const NODE_SOURCE: PropertySource = { source: 'node' };
+const NO_MODES: Readonly<Record<string, string>> = {};
+
+function layerOf(from: PropertySource, value: Json, mode: string | undefined): PropertyLayer {
+  return mode === undefined ? { from, value } : { from, value, mode };
+}
+
+/** The inheritance mode a node sets for one of its properties, if any. */
+function ownMode(node: FleetNode, name: string): string | undefined {
+  const modes = node.inheritModes;
+  return modes !== undefined && Object.hasOwn(modes, name) ? modes[name] : undefined;
+}
 
 /** Layers by property name in code-unit order, as explain lists them. */
 function sortedLayers(layers: ReadonlyMap<string, PropertyLayer[]>): Map<string, PropertyLayer[]> {
@@ -201,12 +209,7 @@ export function nodeProperties(levels: GroupLevels, node: FleetNode): JsonObject
         ? own
         : own === undefined
           ? below
-          : mergeValues(
-              below,
-              own,
-              (Object.hasOwn(node.inheritModes, name) ? node.inheritModes[name] : undefined) ??
-                levels.modes.get(name),
-            )
+          : mergeValues(below, own, ownMode(node, name) ?? levels.modes.get(name))
     ) as Json;
   }
   return properties;
@@ -230,13 +233,7 @@ export function inheritProperties(
   for (const name of Object.keys(node.properties).sort(compareCodeUnits)) {
     layers.set(name, [
       ...(layers.get(name) ?? []),
-      Object.hasOwn(node.inheritModes, name)
-        ? {
-            from: { source: 'node' },
-            value: node.properties[name] as Json,
-            mode: node.inheritModes[name] as string,
-          }
-        : { from: { source: 'node' }, value: node.properties[name] as Json },
+      layerOf(NODE_SOURCE, node.properties[name] as Json, ownMode(node, name)),
     ]);
   }
   return { properties: nodeProperties(levels, node), layers, errors: levels.conflicts };

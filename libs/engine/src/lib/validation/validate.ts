@@ -294,7 +294,7 @@ export function checkEntity(
         );
       }
       checkProperties(group.properties, [...path, 'properties'], report);
-      checkInheritModes(group.inheritModes, group.properties, [...path, 'inheritModes'], report);
+      checkInheritModes(group.inheritModes ?? {}, group.properties, [...path, 'inheritModes'], report);
       return;
     }
     case 'nodes': {
@@ -305,7 +305,7 @@ export function checkEntity(
       if (!isPolicyServer(node.policyServer))
         report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
       checkProperties(node.properties, [...path, 'properties'], report);
-      checkInheritModes(node.inheritModes, node.properties, [...path, 'inheritModes'], report);
+      checkInheritModes(node.inheritModes ?? {}, node.properties, [...path, 'inheritModes'], report);
       return;
     }
     case 'relays': {
