@@ -126,6 +126,12 @@ export const SCENARIOS: readonly BenchScenario[] = [
     description: 'a burst of 1,000 mixed change sets (properties, facts, directives), regenerated once',
     changeSets: (context) => mixedBurst(context, 1_000),
   },
+  {
+    // Last: every scenario after it would run in audit.
+    name: 'policy-mode',
+    description: "the global policy mode becomes audit (every node's policies render again)",
+    changeSets: () => [{ upsert: { settings: { policyMode: 'audit' } } }],
+  },
 ];
 
 /** Node properties (40%), node facts (30%), directive parameters (30%), on random entities. */
