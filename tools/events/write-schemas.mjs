@@ -2,30 +2,14 @@
 // from the events lib's zod schemas, the one source of the event contract. `npm run schemas`; a test
 // fails while a written file differs. (libs/events/schemas/v1-baseline/ is the contract as first
 // published: it is never rewritten, a test holds every schema to it.)
-import { build } from 'esbuild';
 import { format, resolveConfig } from 'prettier';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { loadTsModule, ROOT as root } from '../build/load-ts-module.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const result = await build({
-  absWorkingDir: root,
-  entryPoints: [join(root, 'libs', 'events', 'src', 'index.ts')],
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  write: false,
-  logLevel: 'warning',
-});
-const module = { exports: {} };
-new Function('module', 'exports', 'require', result.outputFiles[0].text)(
-  module,
-  module.exports,
-  createRequire(join(root, 'package.json')),
+const { TOPICS, jsonSchemaOf, asyncApiDocument } = await loadTsModule(
+  join('libs', 'events', 'src', 'index.ts'),
 );
-const { TOPICS, jsonSchemaOf, asyncApiDocument } = module.exports;
 for (const topic of Object.values(TOPICS)) {
   const file = join(root, 'libs', 'events', 'schemas', `${topic}.schema.json`);
   const options = { ...(await resolveConfig(file)), filepath: file };
