@@ -105,6 +105,30 @@ describe('properties on the agent', () => {
     });
   });
 
+  it('gets the value of the group below two disagreeing groups: Rudder settles the conflict there', () => {
+    const fleet = fleetFile({
+      techniques: [SHOW],
+      directives: [{ id: 'show', name: 'show', technique: 'show' }],
+      rules: [rule('r', ['show'])],
+      groups: [
+        { id: 'ga', name: 'A', nodes: ['n1'], properties: { dc: 'Paris' } },
+        { id: 'gb', name: 'B', nodes: ['n1'], properties: { dc: 'Lyon' } },
+        {
+          id: 'gc',
+          name: 'C',
+          criteria: { all: [{ group: 'ga' }, { group: 'gb' }] },
+          properties: { dc: 'Nantes' },
+        },
+      ],
+    });
+    const bundle = generateNode(compileValid(fleet), 'n1', OPTIONS);
+    if (bundle.status !== 'ok') throw new Error(JSON.stringify(bundle.errors));
+    const result = runAgent(new Map(bundle.files.map((file) => [file.path, file.content])));
+    result.remove();
+    expect(result.rejected).toBeNull();
+    expect(reported(result.reports)).toEqual({ properties: { dc: 'Nantes' } });
+  });
+
   it('gives the generated properties as node.properties when there is no other file', () => {
     const result = runAgent(treeOf());
     result.remove();
