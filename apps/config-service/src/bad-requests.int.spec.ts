@@ -152,6 +152,28 @@ describe('config service: bad requests', () => {
     expect(fits.status).toBe(200);
   });
 
+  it('refuses hostile values with 400 and their JSON path: long ids, deep nesting', async () => {
+    const longId = await expectRefused(400, () =>
+      suite.api.post('/api/v1/changes', { upsert: { nodes: [{ id: 'n'.repeat(10_000), hostname: 'h' }] } }),
+    );
+    expect(longId.issues).toEqual([
+      { path: '$.upsert.nodes[0].id', message: 'must be at most 128 characters' },
+    ]);
+    // Written as text: 10,000 levels are more than JSON.stringify itself can nest.
+    const deep = await expectRefused(400, () =>
+      suite.api.send('POST', '/api/v1/changes', {
+        raw: `{"upsert": {"parameters": {"deep": ${'['.repeat(10_000)}${']'.repeat(10_000)}}}}`,
+        contentType: 'application/json',
+      }),
+    );
+    expect(deep.issues).toEqual([
+      {
+        path: `$.upsert.parameters.deep${'[0]'.repeat(61)}`,
+        message: 'is nested more than 64 levels deep in the document: it was not read further',
+      },
+    ]);
+  });
+
   it('refuses bodies that are not JSON, or missing, or the wrong shape', async () => {
     const text = await expectRefused(415, () =>
       suite.api.send('POST', '/api/v1/changes', { raw: 'upsert=1', contentType: 'text/plain' }),

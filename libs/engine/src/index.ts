@@ -15,3 +15,4 @@ export * from './lib/incremental/engine';
 export { matchesCriterion } from './lib/targeting/criteria';
 export { compareCodeUnits } from './lib/text/compare';
 export * from './lib/model/fleet-schema';
+export * from './lib/validation/limits';

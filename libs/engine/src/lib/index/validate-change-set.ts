@@ -6,7 +6,14 @@ import { isJsonObject } from '../model/json';
 import type { PathSegment } from '../validation/json-path';
 import { formatJsonPath } from '../validation/json-path';
 import type { ReferenceView, Report, ValidationIssue } from '../validation/validate';
-import { checkEntity, checkGroupCycles, entityKey, parseParameters } from '../validation/validate';
+import {
+  checkEntity,
+  checkGroupCycles,
+  entityKey,
+  nestedTooDeep,
+  parseParameters,
+} from '../validation/validate';
+import { LIMITS, tooDeep } from '../validation/limits';
 import { toValidationIssues } from '../validation/zod-issues';
 import type { ParsedChangeSet } from './change-set';
 import { emptyChangeSet, ID_COLLECTIONS, relationshipKey } from './change-set';
@@ -49,6 +56,8 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
       issues: [{ path: '$', message: 'a change set must be an object with upsert and/or delete' }],
     };
   }
+  const deep = tooDeep(input, LIMITS.maxDocumentDepth);
+  if (deep) return { ok: false, issues: [nestedTooDeep(deep)] };
   const raw = input as Record<string, unknown>;
   for (const key of Object.keys(raw))
     if (!SECTIONS.has(key)) report([key], 'unknown field (upsert or delete)');

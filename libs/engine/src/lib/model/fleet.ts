@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Json } from './json';
+import { LIMITS } from '../validation/limits';
 
 /** Ids of every kind: `^[A-Za-z0-9][A-Za-z0-9_.-]*$`, unique per kind (fleet-format.md). */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -67,7 +68,10 @@ const jsonValue: z.ZodType<Json> = z.lazy(() =>
   ]),
 );
 const jsonObject = z.record(z.string(), jsonValue);
-const id = z.string().regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
+const id = z
+  .string()
+  .max(LIMITS.maxIdLength, { message: `must be at most ${LIMITS.maxIdLength} characters` })
+  .regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
 const idList = z.array(id);
 const inheritMode = z.string().regex(INHERIT_MODE_PATTERN, {
   message:
@@ -252,7 +256,8 @@ export const groupSchema = z.strictObject({
 
 export const nodeSchema = z.strictObject({
   id,
-  hostname: z.string().min(1),
+  // DNS's limit for a name.
+  hostname: z.string().min(1).max(253, { message: 'must be at most 253 characters' }),
   policyServer: id.default('root'),
   state: z.enum(NODE_STATES).default('enabled'),
   facts: jsonObject.default({}),

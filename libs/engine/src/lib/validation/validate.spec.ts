@@ -1,4 +1,5 @@
 import { directive, fleetFile, rule, technique } from '../../testing/builders';
+import type { Json } from '../model/json';
 import { loadFleet, validateFleet } from './validate';
 
 const issuesOf = (input: unknown) => {
@@ -229,6 +230,50 @@ describe('fleet validation: every issue, with its JSON path', () => {
       { path: '$.groups[0].inheritModes.b', message: expect.stringContaining('b is not set at this level') },
       { path: '$.nodes[0].inheritModes.c', message: expect.stringContaining('c is not set at this level') },
     ]);
+  });
+
+  it('refuses ids, values and documents beyond the limits with their JSON path, without a crash', () => {
+    const nested = (levels: number): Json => {
+      let value: Json = 'x';
+      for (let level = 0; level < levels; level++) value = { a: value };
+      return value;
+    };
+    const result = validateFleet(
+      fleetFile({
+        parameters: { big: 'é'.repeat(40_000), fine: 'x'.repeat(1000) },
+        nodes: [
+          {
+            id: 'n'.repeat(10_000),
+            hostname: 'h'.repeat(254),
+            properties: { deep: nested(40), shallow: nested(31) },
+          },
+        ],
+      }),
+    );
+    expect(!result.ok && result.issues).toEqual([
+      { path: '$.parameters.big', message: 'is 80002 bytes as JSON, more than the limit of 65536' },
+      { path: '$.nodes[0].id', message: 'must be at most 128 characters' },
+      { path: '$.nodes[0].hostname', message: 'must be at most 253 characters' },
+    ]);
+    const deepProperty = validateFleet(
+      fleetFile({ nodes: [{ id: 'n1', hostname: 'h', properties: { deep: nested(40) } }] }),
+    );
+    expect(!deepProperty.ok && deepProperty.issues).toEqual([
+      {
+        path: `$.nodes[0].properties.deep${'.a'.repeat(32)}`,
+        message: 'is nested more than 32 levels deep',
+      },
+    ]);
+    // A document nested far deeper than any recursion could follow is refused before it is read.
+    for (const levels of [3_000, 100_000]) {
+      const deep = validateFleet(fleetFile({ parameters: { deep: nested(levels) } }));
+      expect(!deep.ok && deep.issues).toEqual([
+        {
+          path: `$.parameters.deep${'.a'.repeat(62)}`,
+          message: 'is nested more than 64 levels deep in the document: it was not read further',
+        },
+      ]);
+    }
   });
 
   it('reads YAML and reports syntax errors with their place', () => {

@@ -22,6 +22,7 @@ import { compareCodeUnits } from '../text/compare';
 import type { PathSegment } from './json-path';
 import { formatJsonPath } from './json-path';
 import { toValidationIssues } from './zod-issues';
+import { checkValueLimits, LIMITS, tooDeep } from './limits';
 
 /** One problem of the input, at a JSON path like `$.directives[2].technique`. */
 export interface ValidationIssue {
@@ -72,6 +73,8 @@ export function validateFleet(input: unknown): ValidationResult {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, issues: [{ path: '$', message: 'a fleet file must be a JSON/YAML object' }] };
   }
+  const deep = tooDeep(input, LIMITS.maxDocumentDepth);
+  if (deep) return { ok: false, issues: [nestedTooDeep(deep)] };
   const raw = input as Record<string, unknown>;
   for (const key of Object.keys(raw)) if (!TOP_LEVEL_FIELDS.has(key)) report([key], 'unknown field');
 
@@ -115,6 +118,7 @@ export function parseParameters(value: unknown, report: Report): Record<string, 
   }
   const parameters = value as Record<string, Json>;
   checkCarriable(parameters, ['parameters'], report);
+  checkValueLimits(parameters, ['parameters'], report);
   for (const name of Object.keys(parameters)) {
     if (!PROPERTY_NAME_PATTERN.test(name))
       report(['parameters', name], 'parameter names must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
@@ -262,6 +266,7 @@ export function checkEntity(
       return;
     case 'directives':
       checkDirective(entity as Directive, path, view, report);
+      checkValueLimits((entity as Directive).parameters, [...path, 'parameters'], report);
       return;
     case 'relationships': {
       const relationship = entity as Relationship;
@@ -294,6 +299,7 @@ export function checkEntity(
         );
       }
       checkProperties(group.properties, [...path, 'properties'], report);
+      checkValueLimits(group.properties, [...path, 'properties'], report);
       checkInheritModes(group.inheritModes ?? {}, group.properties, [...path, 'inheritModes'], report);
       return;
     }
@@ -305,6 +311,8 @@ export function checkEntity(
       if (!isPolicyServer(node.policyServer))
         report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
       checkProperties(node.properties, [...path, 'properties'], report);
+      checkValueLimits(node.properties, [...path, 'properties'], report);
+      checkValueLimits(node.facts, [...path, 'facts'], report);
       checkInheritModes(node.inheritModes ?? {}, node.properties, [...path, 'inheritModes'], report);
       return;
     }
@@ -326,6 +334,14 @@ export function checkEntity(
       return;
     }
   }
+}
+
+/** The issue of a document nested too deep: the only one, since nothing else of it is read. */
+export function nestedTooDeep(path: readonly PathSegment[]): ValidationIssue {
+  return {
+    path: formatJsonPath(path),
+    message: `is nested more than ${LIMITS.maxDocumentDepth} levels deep in the document: it was not read further`,
+  };
 }
 
 /** An inheritance mode belongs to a property the same level sets (Rudder keeps it with the value). */

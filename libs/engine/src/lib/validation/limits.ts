@@ -1,0 +1,73 @@
+import type { Json } from '../model/json';
+import { isJsonObject } from '../model/json';
+import type { PathSegment } from './json-path';
+
+/**
+ * What one configuration may hold (hostile input, issue 17): beyond these, a value would stall a
+ * relay (an id is a directory name), overflow a recursion of the generator (nesting), or be copied
+ * into every node's tree (a global parameter is in each node's properties.json).
+ */
+export const LIMITS = {
+  /** Characters of an id: relays name a node's directory by it (255 bytes at most on Linux). */
+  maxIdLength: 128,
+  /** Levels of nesting of a document (a fleet file or a change set), containers counted. */
+  maxDocumentDepth: 64,
+  /** Levels of nesting of one value (a parameter, a property, a fact), containers counted. */
+  maxValueDepth: 32,
+  /** Bytes of one value as JSON (UTF-8). */
+  maxValueBytes: 64 * 1024,
+} as const;
+
+/**
+ * The path of the first container nested deeper than `maxDepth` (a bare value has depth 0, `[]`
+ * depth 1), or undefined. Iterative: a document nested 100,000 levels deep costs a loop, not the
+ * stack, and nothing else reads it once this refused it.
+ */
+export function tooDeep(value: unknown, maxDepth: number): PathSegment[] | undefined {
+  const waiting: { value: unknown; path: PathSegment[] }[] = [{ value, path: [] }];
+  for (let entry = waiting.pop(); entry !== undefined; entry = waiting.pop()) {
+    if (typeof entry.value !== 'object' || entry.value === null) continue;
+    if (entry.path.length >= maxDepth) return entry.path;
+    const at = entry.path;
+    if (Array.isArray(entry.value))
+      entry.value.forEach((item, index) => waiting.push({ value: item, path: [...at, index] }));
+    else
+      for (const [key, item] of Object.entries(entry.value))
+        waiting.push({ value: item, path: [...at, key] });
+  }
+  return undefined;
+}
+
+/** Refuses the values of a map (parameters, properties, facts) nested too deep or too large. */
+export function checkValueLimits(
+  values: Readonly<Record<string, Json>>,
+  path: readonly PathSegment[],
+  report: (path: readonly PathSegment[], message: string) => void,
+): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (!isJsonObject(value) && !Array.isArray(value) && typeof value !== 'string') continue;
+    const deep = tooDeep(value, LIMITS.maxValueDepth);
+    if (deep) {
+      report([...path, name, ...deep], `is nested more than ${LIMITS.maxValueDepth} levels deep`);
+      continue;
+    }
+    const bytes = utf8Length(JSON.stringify(value));
+    if (bytes > LIMITS.maxValueBytes)
+      report([...path, name], `is ${bytes} bytes as JSON, more than the limit of ${LIMITS.maxValueBytes}`);
+  }
+}
+
+/** Bytes of a text in UTF-8 (a lone surrogate counts 3, as its replacement would). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      index++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
