@@ -54,7 +54,31 @@ export function generateNode(
   nodeId: string,
   options: GenerateOptions = {},
 ): NodeBundle {
-  return bundleOf(computeNode(compiled, nodeId, options), options);
+  if (!compiled.nodes.has(nodeId)) throw new Error(`unknown node ${nodeId}`);
+  try {
+    return bundleOf(computeNode(compiled, nodeId, options), options);
+  } catch (error) {
+    return failedBundle(nodeId, generationError(error), compiled.settings.ordering, options);
+  }
+}
+
+/** What a node whose generation threw fails with (semantics.md §6: it keeps its last good tree). */
+export function generationError(error: unknown): NodeError {
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'GENERATION_ERROR', message: `generating the node failed: ${message}` };
+}
+
+/** A failed node's bundle: its manifest alone, saying why. */
+export function failedBundle(
+  nodeId: string,
+  error: NodeError,
+  ordering: OrderingMode,
+  options: GenerateOptions,
+): NodeBundle {
+  return assembleBundle(
+    { nodeId, status: 'failed', errors: [error], ordering, policies: [], properties: {}, files: [] },
+    options,
+  );
 }
 
 export function bundleOf(computation: NodeComputation, options: GenerateOptions): NodeBundle {

@@ -40,7 +40,15 @@ import {
   orderingOf,
   resolveValues,
 } from './compute-node';
-import { assembleBundle, bundleFile, bundleHash, ignoredBundle, manifestPolicies } from './generate';
+import {
+  assembleBundle,
+  bundleFile,
+  bundleHash,
+  failedBundle,
+  generationError,
+  ignoredBundle,
+  manifestPolicies,
+} from './generate';
 import type { BundleFile, FileDigest, GenerateOptions, NodeBundle, NodeError } from './types';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
@@ -250,7 +258,7 @@ export class NodeGenerator {
     nodeId: string,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } {
-    return this.generatePrepared(this.prepare(this.nodeOf(nodeId)), options);
+    return this.generateUnless(nodeId, undefined, options) as { result: NodeResult; bundle?: NodeBundle };
   }
 
   /** `generate`, unless the node's inputs key is `inputsKey`: then nothing is computed (undefined). */
@@ -259,9 +267,30 @@ export class NodeGenerator {
     inputsKey: string | undefined,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } | undefined {
-    const prepared = this.prepare(this.nodeOf(nodeId));
-    if (prepared.inputsKey === inputsKey) return undefined;
-    return this.generatePrepared(prepared, options);
+    const node = this.nodeOf(nodeId);
+    let prepared: Prepared | undefined;
+    try {
+      prepared = this.prepare(node);
+      if (prepared.inputsKey === inputsKey) return undefined;
+      return this.generatePrepared(prepared, options);
+    } catch (error) {
+      // A defect must not stop the other nodes: this one fails, until its inputs change.
+      const failure = generationError(error);
+      const key = prepared?.inputsKey ?? `error:${this.serialOf(node)}:${this.epoch}`;
+      const result: NodeResult = {
+        nodeId,
+        status: 'failed',
+        errors: [failure],
+        hash: null,
+        inputsKey: key,
+        policies: 0,
+      };
+      if (!options.materialise) return { result };
+      return {
+        result,
+        bundle: failedBundle(nodeId, failure, this.compiled.settings.ordering, options),
+      };
+    }
   }
 
   /** Cache sizes, for the benchmark and metrics. */

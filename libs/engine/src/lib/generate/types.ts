@@ -9,6 +9,8 @@ export const NODE_ERROR_CODES = [
   'UNKNOWN_VARIABLE',
   'TECHNIQUE_VERSION_CONFLICT',
   'MISSING_PARAMETER',
+  /** Generating the node threw: a defect, recorded as the node's failure so the others go on. */
+  'GENERATION_ERROR',
 ] as const;
 export type NodeErrorCode = (typeof NODE_ERROR_CODES)[number];
 

@@ -2,6 +2,8 @@ import { compileValid, directive, fleetFile, rule, technique } from '../../testi
 import { generateNode } from '../generate/generate';
 import { validateFleet } from '../validation/validate';
 import type { Fleet } from '../model/fleet';
+import type { Json } from '../model/json';
+import { compileFleet } from '../index/fleet-index';
 import { GenerationEngine } from './engine';
 
 function fleetOf(input: unknown): Fleet {
@@ -171,6 +173,27 @@ describe('the incremental engine', () => {
     expect(
       engine.apply({ delete: { parameters: ['dns'] }, upsert: { settings: { parameterInheritModes: {} } } }),
     ).toMatchObject({ ok: true });
+  });
+
+  it('records a node whose generation throws as its failure, and generates the others', () => {
+    // Validation refuses such a value: built past it, as a defect elsewhere could let one through.
+    let deep: Json = 'x';
+    for (let level = 0; level < 100_000; level++) deep = { a: deep };
+    const base = fleetOf(BASE);
+    const fleet: Fleet = {
+      ...base,
+      nodes: base.nodes.map((node) => (node.id === 'n2' ? { ...node, properties: { deep } } : node)),
+    };
+    const engine = GenerationEngine.fromFleet(fleet);
+    expect(engine.regenerate().changed).toEqual(['n1', 'n2', 'n3']);
+    expect(engine.result('n2')).toMatchObject({
+      status: 'failed',
+      errors: [
+        { code: 'GENERATION_ERROR', message: 'generating the node failed: Maximum call stack size exceeded' },
+      ],
+    });
+    expect(['n1', 'n3'].map((nodeId) => engine.result(nodeId)?.status)).toEqual(['ok', 'ok']);
+    expect(engine.bundle('n2')).toEqual(generateNode(compileFleet(fleet), 'n2', { revision: 0 }));
   });
 
   it('coalesces a burst: each affected node once, at the newest revision', () => {
