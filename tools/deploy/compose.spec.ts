@@ -359,22 +359,19 @@ describe('docker-compose.yml', () => {
     expect(used).toEqual([...new Set(used)]);
   });
 
-  it('gives config-service and distribution-service the same node-token secret, from the environment', () => {
-    const secrets = [...servicesOfApp('config-service'), ...servicesOfApp('distribution-service')].map(
-      (service) => service.env.get(TOKEN_SECRET),
-    );
-    expect(secrets.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(secrets).size).toBe(1);
-    const fallback = new RegExp(`^\\$\\{${TOKEN_SECRET}:-(.+)\\}$`).exec(secrets[0] ?? '')?.[1];
-    expect(fallback).toBeDefined();
-    // The default must pass the apps' own validation (`POLICYGEN_NODE_TOKEN_SECRET: z.string().min(n)`).
-    const tooShort = ['config-service', 'distribution-service'].flatMap((app) => {
-      const min = new RegExp(`${TOKEN_SECRET}\\W[^\\n]*\\.min\\((\\d+)\\)`).exec(sourcesOf(app).text)?.[1];
-      return min !== undefined && String(fallback).length < Number(min)
-        ? [`apps/${app} wants ${min} characters or more`]
-        : [];
-    });
-    expect(tooShort).toEqual([]);
+  it('gives config-service and distribution-service the same node-token secret, as a Docker secret file', () => {
+    const users = [...servicesOfApp('config-service'), ...servicesOfApp('distribution-service')];
+    expect(users.length).toBeGreaterThanOrEqual(2);
+    const files = users.map((service) => service.env.get(`${TOKEN_SECRET}_FILE`));
+    expect(new Set(files).size).toBe(1);
+    const secretName = /^\/run\/secrets\/(.+)$/.exec(files[0] ?? '')?.[1];
+    expect(secretName).toBeDefined();
+    // No literal and no fallback anywhere in the file: a secret comes from the host, or nothing starts.
+    expect(users.map((service) => service.env.get(TOKEN_SECRET))).toEqual(users.map(() => undefined));
+    for (const service of users) expect(service.raw['secrets']).toEqual([secretName]);
+    const declared = record(record(compose['secrets'])[String(secretName)]);
+    expect(declared['file']).toBe('./deploy/secrets/node-token-secret');
+    expect(read('.gitignore')).toContain('deploy/secrets/');
   });
 });
 
@@ -558,7 +555,8 @@ describe.each(APPS.map((app) => [app]))('apps/%s', (app) => {
       missing !== undefined
         ? [`${missing} does not exist yet: cannot check that the app reads ${names.join(', ')}`]
         : names
-            .filter((name) => !text.includes(name))
+            // `<NAME>_FILE` is `<NAME>` read from a file (readEnvironment, in service-kit).
+            .filter((name) => !text.includes(name.replace(/_FILE$/, '')))
             .map((name) => `${name} is set in compose but not read`);
     expect(problems).toEqual([]);
   });

@@ -32,7 +32,7 @@ runService({
       partitions: settings.POLICYGEN_PARTITIONS,
       generatorGroup: settings.POLICYGEN_GENERATOR_GROUP,
       bodyLimitBytes: settings.POLICYGEN_MAX_BODY_BYTES,
-      nodeTokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET ?? null,
+      nodeTokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET,
     }).catch(async (error: unknown) => {
       await store.close();
       throw error;

@@ -18,7 +18,8 @@ runService({
     PORT: env.port(3003),
     LOG_LEVEL: env.logLevel(),
     POLICYGEN_DATA_DIR: z.string().min(1).default('/var/lib/policygen/distribution'),
-    POLICYGEN_NODE_TOKEN_SECRET: env.secret().optional(),
+    // Signs the nodes' tokens with the config-service: no deployment runs without one.
+    POLICYGEN_NODE_TOKEN_SECRET: env.secret(),
     POLICYGEN_INSTANCE_ID: z.string().min(1).default(hostname()),
     POLICYGEN_DISTRIBUTION_GROUP: z.string().min(1).default('policygen-distribution'),
     POLICYGEN_TOPIC_NAMESPACE: z.string().optional(),
@@ -28,8 +29,6 @@ runService({
     POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
   }),
   async start(settings, logger) {
-    if (!settings.POLICYGEN_NODE_TOKEN_SECRET)
-      logger.warn('POLICYGEN_NODE_TOKEN_SECRET is not set: no node will be able to fetch its policies');
     const cache = await RedisBundleCache.connect({
       url: settings.REDIS_URL,
       prefix: settings.POLICYGEN_REDIS_PREFIX,
@@ -44,7 +43,7 @@ runService({
       logger,
       topics: topicsFor(settings.POLICYGEN_TOPIC_NAMESPACE),
       dataDir: settings.POLICYGEN_DATA_DIR,
-      tokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET ?? null,
+      tokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET,
       groupId: settings.POLICYGEN_DISTRIBUTION_GROUP,
       instanceId: settings.POLICYGEN_INSTANCE_ID,
       partitions: settings.POLICYGEN_PARTITIONS,

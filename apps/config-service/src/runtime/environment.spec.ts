@@ -8,6 +8,7 @@ describe('the config service environment', () => {
       readEnvironment(configServiceEnvironment, {
         DATABASE_URL: 'postgres://db/x',
         KAFKA_BROKERS: 'k1:9092, k2:9092',
+        POLICYGEN_NODE_TOKEN_SECRET: 'a-long-random-secret-0123456789',
       }),
     ).toEqual({
       DATABASE_URL: 'postgres://db/x',
@@ -20,6 +21,7 @@ describe('the config service environment', () => {
       POLICYGEN_MAX_EVENT_BYTES: 900 * 1024,
       POLICYGEN_PARTITIONS: 12,
       POLICYGEN_GENERATOR_GROUP: 'policygen-generator',
+      POLICYGEN_NODE_TOKEN_SECRET: 'a-long-random-secret-0123456789',
     });
   });
 

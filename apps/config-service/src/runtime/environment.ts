@@ -26,8 +26,8 @@ export const configServiceEnvironment = z.object({
         context.addIssue({ code: 'custom', message: (error as Error).message });
       }
     }),
-  /** Signs the nodes' tokens; without it, none is issued. */
-  POLICYGEN_NODE_TOKEN_SECRET: env.secret().optional(),
+  /** Signs the nodes' tokens, with the distribution-service: no deployment runs without one. */
+  POLICYGEN_NODE_TOKEN_SECRET: env.secret(),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
   POLICYGEN_GENERATOR_GROUP: z.string().min(1).default('policygen-generator'),
 });
