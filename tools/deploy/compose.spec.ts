@@ -368,10 +368,30 @@ describe('docker-compose.yml', () => {
     expect(secretName).toBeDefined();
     // No literal and no fallback anywhere in the file: a secret comes from the host, or nothing starts.
     expect(users.map((service) => service.env.get(TOKEN_SECRET))).toEqual(users.map(() => undefined));
-    for (const service of users) expect(service.raw['secrets']).toEqual([secretName]);
+    for (const service of users) expect(service.raw['secrets']).toContain(secretName);
     const declared = record(record(compose['secrets'])[String(secretName)]);
     expect(declared['file']).toBe('./deploy/secrets/node-token-secret');
     expect(read('.gitignore')).toContain('deploy/secrets/');
+  });
+});
+
+describe('the secrets of the compose file', () => {
+  it('come from files or the host environment, never literals: no password, secret or credential in a URL', () => {
+    const literals = services.flatMap((service) =>
+      [...service.env].flatMap(([key, value]) => {
+        const credentialInUrl = /:\/\/[^:/@\s]+:[^@\s]+@/.test(value);
+        const secretKey = /PASSWORD|SECRET/.test(key) && !key.endsWith('_FILE');
+        // `${VAR:-}`: the host's value or nothing, as Grafana's admin password.
+        const fromHost = /^\$\{[A-Z_]+:-\}$/.test(value);
+        return credentialInUrl || (secretKey && !fromHost) ? [`${service.name}: ${key}`] : [];
+      }),
+    );
+    expect(literals).toEqual([]);
+    const declared = Object.keys(record(compose['secrets']));
+    const used = [
+      ...new Set(services.flatMap((service) => (service.raw['secrets'] as string[] | undefined) ?? [])),
+    ];
+    expect(used.sort()).toEqual(declared.sort());
   });
 });
 
