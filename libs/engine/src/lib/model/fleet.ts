@@ -73,6 +73,13 @@ const id = z
   .max(LIMITS.maxIdLength, { message: `must be at most ${LIMITS.maxIdLength} characters` })
   .regex(ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
 const idList = z.array(id);
+/** A display name: any text but control characters (they break lines of logs, CSV and reports). */
+const name = z
+  .string()
+  .max(LIMITS.maxNameLength, { message: `must be at most ${LIMITS.maxNameLength} characters` })
+  .regex(/^[^\u0000-\u001f\u007f]*$/, {
+    message: 'must not contain control characters (U+0000–U+001F, U+007F)',
+  });
 const inheritMode = z.string().regex(INHERIT_MODE_PATTERN, {
   message:
     'must be 3 letters: objects m(erge) or o(verride), then arrays and strings o(verride), a(ppend) or p(repend), like moo',
@@ -154,7 +161,7 @@ const promiseSchema = z.strictObject({
 export const techniqueSchema = z.strictObject({
   id,
   version: z.string().regex(/^[0-9A-Za-z][0-9A-Za-z_.-]*$/, { message: 'must be a version like 1.0' }),
-  name: z.string(),
+  name,
   multiInstance: z.boolean().default(false),
   policyGeneration: z
     // Rudder's own name of the last mode is accepted as an alias.
@@ -170,7 +177,7 @@ export const techniqueSchema = z.strictObject({
 
 export const directiveSchema = z.strictObject({
   id,
-  name: z.string(),
+  name,
   technique: id,
   techniqueVersion: z.string().optional(),
   priority: z
@@ -223,7 +230,7 @@ const targetSchema: z.ZodType<Target> = z.lazy(() =>
 
 export const ruleSchema = z.strictObject({
   id,
-  name: z.string(),
+  name,
   enabled: z.boolean().default(true),
   directives: idList.default([]),
   targets: targetSchema.default([]),
@@ -241,7 +248,7 @@ const criterionSchema = z.union([
 
 export const groupSchema = z.strictObject({
   id,
-  name: z.string(),
+  name,
   enabled: z.boolean().default(true),
   nodes: idList.default([]),
   criteria: z
@@ -257,7 +264,11 @@ export const groupSchema = z.strictObject({
 export const nodeSchema = z.strictObject({
   id,
   // DNS's limit for a name.
-  hostname: z.string().min(1).max(253, { message: 'must be at most 253 characters' }),
+  hostname: z
+    .string()
+    .min(1)
+    .max(253, { message: 'must be at most 253 characters' })
+    .regex(/^[^\s\u0000-\u001f\u007f]+$/, { message: 'must not contain spaces or control characters' }),
   policyServer: id.default('root'),
   state: z.enum(NODE_STATES).default('enabled'),
   facts: jsonObject.default({}),

@@ -10,6 +10,8 @@ import type { PathSegment } from './json-path';
 export const LIMITS = {
   /** Characters of an id: relays name a node's directory by it (255 bytes at most on Linux). */
   maxIdLength: 128,
+  /** Characters of a display name (techniques, directives, rules, groups). */
+  maxNameLength: 1024,
   /** Levels of nesting of a document (a fleet file or a change set), containers counted. */
   maxDocumentDepth: 64,
   /** Levels of nesting of one value (a parameter, a property, a fact), containers counted. */

@@ -177,16 +177,17 @@ describe('fleet validation: every issue, with its JSON path', () => {
           nodes: [
             {
               id: 'n1',
-              hostname: 'n1\u0000.example.com',
+              hostname: 'n1.example.com',
               properties: { site: { 'k\u0000': 1, lone: 'a\ud800b' } },
             },
+            { id: 'n2', hostname: 'n2\u0000.example.com' },
           ],
         }),
       ),
     ).toEqual([
       '$.parameters.motd: must not contain NUL (\\u0000): CFEngine cannot carry it',
+      '$.nodes[1].hostname: must not contain spaces or control characters',
       '$.directives[0].parameters.value[1].deep: must not contain NUL (\\u0000): CFEngine cannot carry it',
-      '$.nodes[0].hostname: must not contain NUL (\\u0000): CFEngine cannot carry it',
       '$.nodes[0].properties.site["k\\u0000"]: its name must not contain NUL (\\u0000): CFEngine cannot carry it',
       '$.nodes[0].properties.site.lone: must be valid Unicode (a lone surrogate has no UTF-8 form)',
     ]);
@@ -254,6 +255,30 @@ describe('fleet validation: every issue, with its JSON path', () => {
       { path: '$.parameters.big', message: 'is 80002 bytes as JSON, more than the limit of 65536' },
       { path: '$.nodes[0].id', message: 'must be at most 128 characters' },
       { path: '$.nodes[0].hostname', message: 'must be at most 253 characters' },
+    ]);
+    const controls = validateFleet(
+      fleetFile({
+        techniques: [technique('t', { name: 'T\u0007' })],
+        directives: [directive('d', 't', { name: 'first line\nsecond line' })],
+        rules: [rule('r', ['d'], { name: 'x'.repeat(1025) })],
+        nodes: [
+          { id: 'n1', hostname: 'web1.example.com\n"; evil' },
+          { id: 'n2', hostname: 'a b' },
+        ],
+      }),
+    );
+    expect(!controls.ok && controls.issues).toEqual([
+      {
+        path: '$.techniques[0].name',
+        message: 'must not contain control characters (U+0000–U+001F, U+007F)',
+      },
+      {
+        path: '$.directives[0].name',
+        message: 'must not contain control characters (U+0000–U+001F, U+007F)',
+      },
+      { path: '$.rules[0].name', message: 'must be at most 1024 characters' },
+      { path: '$.nodes[0].hostname', message: 'must not contain spaces or control characters' },
+      { path: '$.nodes[1].hostname', message: 'must not contain spaces or control characters' },
     ]);
     const deepProperty = validateFleet(
       fleetFile({ nodes: [{ id: 'n1', hostname: 'h', properties: { deep: nested(40) } }] }),
