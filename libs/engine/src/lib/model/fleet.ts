@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Json } from './json';
-import { LIMITS } from '../validation/limits';
+import { hasControlCharacter, LIMITS } from '../validation/limits';
 
 /** Ids of every kind: `^[A-Za-z0-9][A-Za-z0-9_.-]*$`, unique per kind (fleet-format.md). */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -77,7 +77,7 @@ const idList = z.array(id);
 const name = z
   .string()
   .max(LIMITS.maxNameLength, { message: `must be at most ${LIMITS.maxNameLength} characters` })
-  .regex(/^[^\u0000-\u001f\u007f]*$/, {
+  .refine((text) => !hasControlCharacter(text), {
     message: 'must not contain control characters (U+0000–U+001F, U+007F)',
   });
 const inheritMode = z.string().regex(INHERIT_MODE_PATTERN, {
@@ -268,7 +268,9 @@ export const nodeSchema = z.strictObject({
     .string()
     .min(1)
     .max(253, { message: 'must be at most 253 characters' })
-    .regex(/^[^\s\u0000-\u001f\u007f]+$/, { message: 'must not contain spaces or control characters' }),
+    .refine((text) => !hasControlCharacter(text) && !/\s/.test(text), {
+      message: 'must not contain spaces or control characters',
+    }),
   policyServer: id.default('root'),
   state: z.enum(NODE_STATES).default('enabled'),
   facts: jsonObject.default({}),

@@ -59,6 +59,15 @@ export function checkValueLimits(
   }
 }
 
+/** Whether a text holds a C0 control character or DEL (U+0000–U+001F, U+007F). */
+export function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x20 || unit === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Bytes of a text in UTF-8 (a lone surrogate counts 3, as its replacement would). */
 export function utf8Length(text: string): number {
   let bytes = 0;
