@@ -169,8 +169,14 @@ export class Follower implements ConfirmationSink {
     return this.options.pageSize ?? 5_000;
   }
 
-  private page(after: number, waitMs: number): Promise<FeedPage> {
-    return this.options.parent.feed(after, waitMs, this.pageSize, this.abort.signal);
+  private async page(after: number, waitMs: number): Promise<FeedPage> {
+    const page = await this.options.parent.feed(after, waitMs, this.pageSize, this.abort.signal);
+    if (page.refused.length > 0)
+      this.options.logger.warn(
+        { refused: page.refused.slice(0, 10), count: page.refused.length, after },
+        'feed entries refused: they do not read as entries; the others are applied, these nodes keep their bundle',
+      );
+    return page;
   }
 
   private async run(): Promise<void> {

@@ -1,7 +1,8 @@
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
-import type { Blob, Confirmation, FeedPage } from '@policygen/distribution';
-import { feedPageSchema } from '@policygen/distribution';
+import { z } from 'zod';
+import type { Blob, Confirmation, FeedEntry, FeedPage } from '@policygen/distribution';
+import { feedEntrySchema, feedPageSchema } from '@policygen/distribution';
 import { tarEntries } from './tar-entries';
 
 export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
@@ -17,9 +18,21 @@ export class MissingBlobsError extends Error {
   }
 }
 
+/** A feed page with each entry read on its own: one that is not an entry is refused, not the page. */
+const feedEnvelopeSchema = feedPageSchema.extend({ entries: z.array(z.unknown()) });
+
+/** An entry of the parent's feed this relay could not read: left out, its node keeps its bundle. */
+export interface RefusedEntry {
+  readonly nodeId: string | null;
+  readonly problem: string;
+}
+
+export type ReadFeedPage = FeedPage & { readonly refused: readonly RefusedEntry[] };
+
 /** The HTTP side of a relay's parent: the distribution-service or another relay. */
 export class ParentClient {
   private readonly requests: Counter<'kind'> | null;
+  private readonly refusedEntries: Counter | null;
 
   constructor(
     private readonly baseUrl: string,
@@ -34,23 +47,47 @@ export class ParentClient {
           registers: [registry],
         })
       : null;
+    this.refusedEntries = registry
+      ? new Counter({
+          name: 'policygen_relay_feed_entries_refused_total',
+          help: "Entries of the parent's feed this relay could not read: left out, the others applied",
+          registers: [registry],
+        })
+      : null;
   }
 
   get url(): string {
     return this.baseUrl;
   }
 
-  /** Up to `limit` entries after `after`, waiting up to `waitMs` for one. */
-  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<FeedPage> {
+  /**
+   * Up to `limit` entries after `after`, waiting up to `waitMs` for one. An entry that does not
+   * read as one is refused alone (`refused`): one bad entry never stalls the relay's cursor.
+   */
+  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<ReadFeedPage> {
     const url = this.at(
       `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}`,
     );
     const response = await this.request('feed', url, signal ? { signal } : {});
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
-    const parsed = feedPageSchema.safeParse(await response.json());
+    const parsed = feedEnvelopeSchema.safeParse(await response.json());
     if (!parsed.success)
       throw new Error(`GET ${url} gave a page that is not a feed page: ${parsed.error.message}`);
-    return parsed.data;
+    const entries: FeedEntry[] = [];
+    const refused: RefusedEntry[] = [];
+    parsed.data.entries.forEach((raw, index) => {
+      const entry = feedEntrySchema.safeParse(raw);
+      if (entry.success) entries.push(entry.data);
+      else {
+        const nodeId = (raw as { nodeId?: unknown } | null)?.nodeId;
+        refused.push({
+          nodeId: typeof nodeId === 'string' ? nodeId : null,
+          problem: `entry ${index}: ${entry.error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; ')}`,
+        });
+      }
+    });
+    this.refusedEntries?.inc(refused.length);
+    return { ...parsed.data, entries, refused };
   }
 
   /**
