@@ -33,6 +33,7 @@ runService({
       generatorGroup: settings.POLICYGEN_GENERATOR_GROUP,
       bodyLimitBytes: settings.POLICYGEN_MAX_BODY_BYTES,
       nodeTokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET,
+      tokenRequestsPerMinute: settings.POLICYGEN_TOKEN_RATE_PER_MINUTE,
     }).catch(async (error: unknown) => {
       await store.close();
       throw error;

@@ -40,6 +40,8 @@ export interface ConfigServiceOptions {
   readonly extraReadiness?: () => readonly ReadinessCheck[];
   /** Signs node tokens (`POST /api/v1/nodes/{id}/token`); without it, none is issued (503). */
   readonly nodeTokenSecret?: string | null;
+  /** Node tokens issued per minute to one client address at most (default 600); then 429. */
+  readonly tokenRequestsPerMinute?: number;
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
   readonly httpAdapter?: ExpressAdapter;
 }

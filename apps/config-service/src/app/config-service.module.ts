@@ -5,6 +5,7 @@ import { PipelineController } from '../pipeline/pipeline.controller';
 import { PipelineService } from '../pipeline/pipeline.service';
 import type { PipelineSettings } from '../pipeline/pipeline.service';
 import { Module } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
 import type { DynamicModule } from '@nestjs/common';
 import type { Messaging } from '@policygen/messaging';
 import { ChangesController } from '../changes/changes.controller';
@@ -44,7 +45,11 @@ export class ConfigServiceModule {
     };
     return {
       module: ConfigServiceModule,
-      imports: [ServiceShellModule.forRoot(shell)],
+      imports: [
+        ServiceShellModule.forRoot(shell),
+        // Only the controllers that ask for it (ThrottlerGuard) are limited: the token endpoints.
+        ThrottlerModule.forRoot([{ ttl: 60_000, limit: options.tokenRequestsPerMinute ?? 600 }]),
+      ],
       controllers: [
         ...ENTITY_CONTROLLERS,
         ParametersController,

@@ -1,4 +1,13 @@
-import { Controller, HttpCode, Inject, Param, Post, ServiceUnavailableException } from '@nestjs/common';
+import {
+  Controller,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  ServiceUnavailableException,
+  UseGuards,
+} from '@nestjs/common';
+import { ThrottlerGuard } from '@nestjs/throttler';
 import { issueNodeToken } from '@policygen/distribution';
 import { NODE_TOKEN_SECRET } from '../app/tokens';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
@@ -12,6 +21,8 @@ const NODES = ENTITY_KINDS.find((kind) => kind.collection === 'nodes');
  * same one; rotating the secret revokes them all.
  */
 @Controller('api/v1/nodes')
+// A token is a credential: one client may not ask for them by the thousand (429 beyond the limit).
+@UseGuards(ThrottlerGuard)
 export class NodeTokensController {
   constructor(
     @Inject(EntityService) private readonly entities: EntityService,

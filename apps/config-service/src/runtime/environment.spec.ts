@@ -22,6 +22,7 @@ describe('the config service environment', () => {
       POLICYGEN_PARTITIONS: 12,
       POLICYGEN_GENERATOR_GROUP: 'policygen-generator',
       POLICYGEN_NODE_TOKEN_SECRET: 'a-long-random-secret-0123456789',
+      POLICYGEN_TOKEN_RATE_PER_MINUTE: 600,
     });
   });
 

@@ -28,6 +28,8 @@ export const configServiceEnvironment = z.object({
     }),
   /** Signs the nodes' tokens, with the distribution-service: no deployment runs without one. */
   POLICYGEN_NODE_TOKEN_SECRET: env.secret(),
+  /** Node tokens issued per minute to one client address at most. */
+  POLICYGEN_TOKEN_RATE_PER_MINUTE: env.positiveInteger().default(600),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
   POLICYGEN_GENERATOR_GROUP: z.string().min(1).default('policygen-generator'),
 });

@@ -23,6 +23,8 @@ export interface StartOptions {
   readonly messaging?: Messaging;
   readonly publishIntervalMs?: number;
   readonly followIntervalMs?: number;
+  readonly nodeTokenSecret?: string;
+  readonly tokenRequestsPerMinute?: number;
 }
 
 export function testMessaging(clientId = 'config-service-it'): Messaging {
@@ -45,6 +47,10 @@ export async function startConfigService(options: StartOptions): Promise<Running
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
     ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),
+    ...(options.nodeTokenSecret === undefined ? {} : { nodeTokenSecret: options.nodeTokenSecret }),
+    ...(options.tokenRequestsPerMinute === undefined
+      ? {}
+      : { tokenRequestsPerMinute: options.tokenRequestsPerMinute }),
   });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
