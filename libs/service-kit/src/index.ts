@@ -10,3 +10,8 @@ export * from './lib/http-metrics.middleware';
 export * from './lib/pipeline-lag';
 export * from './lib/bus-monitor';
 export * from './lib/dashboard-files';
+export * from './lib/auth/access';
+export * from './lib/auth/authenticator';
+export * from './lib/auth/bearer';
+export * from './lib/auth/credential.guard';
+export * from './lib/auth/principal';

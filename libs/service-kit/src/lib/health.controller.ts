@@ -1,3 +1,4 @@
+import { Public } from './auth/access';
 import { Controller, Get, Inject } from '@nestjs/common';
 import type { HealthCheckResult, HealthIndicatorResult } from '@nestjs/terminus';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
@@ -14,6 +15,7 @@ const STOPPING: ReadinessCheck = { name: 'lifecycle', check: () => ({ ready: fal
  * 503 with each failing check's reason while starting, catching up, cut off from a dependency, or
  * stopping). A degraded check stays 200 and says so: a failing node must not get a service restarted.
  */
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,6 +1,7 @@
 import { Module, RequestMethod } from '@nestjs/common';
 import type { DynamicModule, MiddlewareConsumer, NestModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { CredentialGuard } from './auth/credential.guard';
 import { TerminusModule } from '@nestjs/terminus';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
@@ -60,6 +61,7 @@ export class ServiceShellModule implements NestModule {
       providers: [
         { provide: SERVICE_SHELL_OPTIONS, useValue: options },
         { provide: APP_FILTER, useClass: ServerErrorFilter },
+        { provide: APP_GUARD, useClass: CredentialGuard },
         ServiceLifecycle,
         HttpMetricsMiddleware,
       ],

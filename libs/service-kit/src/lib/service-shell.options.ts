@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Authenticator } from './auth/authenticator';
 import type { ReadinessCheck } from './readiness';
 
 /** What a service gives the shell: who it is, where it logs and counts, and how it knows it is ready. */
@@ -13,6 +14,11 @@ export interface ServiceShellOptions {
   readonly readiness: () => readonly ReadinessCheck[];
   /** What `/status` answers: the service's own account of where it stands. */
   readonly status: () => unknown;
+  /**
+   * Who its bearer credentials stand for. Every route but the `@Public()` ones asks for one; without
+   * an authenticator only those answer (401 for the rest).
+   */
+  readonly authenticator?: Authenticator;
   /** Requests logged at `debug` instead of `info` (probes and scrapes, every few seconds). */
   readonly quietPaths?: readonly string[];
 }
