@@ -50,7 +50,24 @@ describe('config service: OpenAPI document and health', () => {
     });
     expect(
       Object.keys(document.paths['/api/v1/directives/{id}']?.['delete']?.responses ?? {}).sort(),
-    ).toEqual(['204', '404', '409', '412']);
+    ).toEqual(['204', '401', '403', '404', '409', '412']);
+  });
+
+  it('declares the bearer scheme for every route but the public ones', async () => {
+    const document = (
+      await suite.api.as(null).get<OpenApiDocument & Record<string, unknown>>('/api/docs-json')
+    ).body;
+    expect(document['security']).toEqual([{ bearer: [] }]);
+    expect(document.components).toMatchObject({
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    });
+    const open: string[] = [];
+    for (const [path, item] of Object.entries(document.paths))
+      for (const [method, operation] of Object.entries(item as Record<string, { security?: unknown[] }>))
+        if (Array.isArray(operation.security) && operation.security.length === 0)
+          open.push(`${method} ${path}`);
+    expect(open.sort()).toEqual(['get /health/live', 'get /health/ready', 'get /metrics', 'get /status']);
+    expect(document.paths['/api/v1/api-tokens']?.['post']?.responses).toHaveProperty('401');
   });
 
   it("describes the entities with the engine's schemas, every reference resolvable", async () => {

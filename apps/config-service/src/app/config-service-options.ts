@@ -4,7 +4,8 @@ import type { TopicNames } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import type { Logger } from 'pino';
-import type { ConfigStore } from '@policygen/store';
+import type { ApiTokenStore, ConfigStore } from '@policygen/store';
+import type { EnvironmentTokens } from '../api-tokens/api-token-registry';
 
 /** What the config service is built from; the app owns the store from then on and closes it. */
 export interface ConfigServiceOptions {
@@ -38,6 +39,13 @@ export interface ConfigServiceOptions {
   readonly registry?: Registry;
   /** More checks for `/health/ready`, read at every probe: the embedded mode's other services. */
   readonly extraReadiness?: () => readonly ReadinessCheck[];
+  /** Where API tokens are kept (default: in memory); the app closes it with the store. */
+  readonly apiTokens?: ApiTokenStore;
+  /**
+   * The tokens the environment gives (`POLICYGEN_ADMIN_TOKEN`, `POLICYGEN_SERVICE_TOKEN`): without
+   * an admin's, only tokens already created can call the API.
+   */
+  readonly environmentTokens?: EnvironmentTokens;
   /** Signs node tokens (`POST /api/v1/nodes/{id}/token`); without it, none is issued (503). */
   readonly nodeTokenSecret?: string | null;
   /** Node tokens issued per minute to one client address at most (default 600); then 429. */

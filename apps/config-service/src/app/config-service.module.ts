@@ -12,6 +12,9 @@ import { ChangesController } from '../changes/changes.controller';
 import { ChangesService } from '../changes/changes.service';
 import { ENTITY_CONTROLLERS } from '../entities/entity-controllers';
 import { EntityService } from '../entities/entity.service';
+import { ApiTokensController } from '../api-tokens/api-tokens.controller';
+import type { ApiTokenRegistry } from '../api-tokens/api-token-registry';
+import { WhoamiController } from '../api-tokens/whoami.controller';
 import { NodeTokensController } from '../node-tokens/node-tokens.controller';
 import { createOutboxProducer } from '../outbox/outbox-producer';
 import { OutboxService } from '../outbox/outbox.service';
@@ -23,6 +26,7 @@ import { ConfigStateService } from '../state/config-state.service';
 import type { ConfigServiceOptions, ServiceTimings } from './config-service-options';
 import { StoreLifecycle } from './store-lifecycle';
 import {
+  API_TOKENS,
   CONFIG_STORE,
   MESSAGING,
   NODE_TOKEN_SECRET,
@@ -33,7 +37,11 @@ import {
 
 @Module({})
 export class ConfigServiceModule {
-  static forRoot(options: ConfigServiceOptions, shell: ServiceShellOptions): DynamicModule {
+  static forRoot(
+    options: ConfigServiceOptions,
+    shell: ServiceShellOptions,
+    apiTokens: ApiTokenRegistry,
+  ): DynamicModule {
     const pipeline: PipelineSettings = {
       topics: options.topics ?? TOPICS,
       partitions: options.partitions ?? 12,
@@ -56,6 +64,8 @@ export class ConfigServiceModule {
         SettingsController,
         ChangesController,
         NodeTokensController,
+        ApiTokensController,
+        WhoamiController,
         PipelineController,
       ],
       providers: [
@@ -76,6 +86,7 @@ export class ConfigServiceModule {
         },
         { provide: SERVICE_TIMINGS, useValue: timings },
         { provide: PIPELINE_SETTINGS, useValue: pipeline },
+        { provide: API_TOKENS, useValue: apiTokens },
         { provide: NODE_TOKEN_SECRET, useValue: options.nodeTokenSecret ?? null },
         StoreLifecycle,
         OutboxService,

@@ -4,6 +4,8 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import { createServiceApp, createServiceLogger, pingCheck } from '@policygen/service-kit';
+import { MemoryApiTokenStore } from '@policygen/store';
+import { ApiTokenRegistry } from '../api-tokens/api-token-registry';
 import { installRequestBodies } from '../http/request-bodies';
 import { RevisionedInterceptor } from '../http/revisioned';
 import { buildOpenApiDocument } from '../openapi/openapi-document';
@@ -23,14 +25,28 @@ export async function createConfigServiceApp(options: ConfigServiceOptions): Pro
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const readiness: ReadinessCheck[] = [];
   let status: () => unknown = () => ({ status: 'starting' });
+  const logger = options.logger ?? createServiceLogger('config-service');
+  const apiTokenStore = options.apiTokens ?? new MemoryApiTokenStore();
+  await apiTokenStore.migrate();
+  const apiTokens = new ApiTokenRegistry(
+    apiTokenStore,
+    options.environmentTokens ?? {},
+    logger.child({ component: 'api-tokens' }),
+  );
+  apiTokens.registerMetrics(registry);
   const app = await createServiceApp(
-    ConfigServiceModule.forRoot(options, {
-      service: 'config-service',
-      logger: options.logger ?? createServiceLogger('config-service'),
-      registry,
-      readiness: () => [...readiness, ...(options.extraReadiness?.() ?? [])],
-      status: () => status(),
-    }),
+    ConfigServiceModule.forRoot(
+      options,
+      {
+        service: 'config-service',
+        logger,
+        authenticator: apiTokens,
+        registry,
+        readiness: () => [...readiness, ...(options.extraReadiness?.() ?? [])],
+        status: () => status(),
+      },
+      apiTokens,
+    ),
     { httpAdapter: options.httpAdapter, bodyParser: false },
   );
   installRequestBodies(app, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import { issueNodeToken } from '@policygen/distribution';
+import { Requires } from '@policygen/service-kit';
 import { NODE_TOKEN_SECRET } from '../app/tokens';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
 import { EntityService } from '../entities/entity.service';
@@ -23,6 +24,7 @@ const NODES = ENTITY_KINDS.find((kind) => kind.collection === 'nodes');
 @Controller('api/v1/nodes')
 // A token is a credential: one client may not ask for them by the thousand (429 beyond the limit).
 @UseGuards(ThrottlerGuard)
+@Requires({ role: 'admin' })
 export class NodeTokensController {
   constructor(
     @Inject(EntityService) private readonly entities: EntityService,

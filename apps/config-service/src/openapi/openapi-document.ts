@@ -14,6 +14,13 @@ import { ENTITY_KINDS } from '../entities/entity-kinds';
 import { YAML_MEDIA_TYPES } from '../http/request-bodies';
 import { ENTITY_SCHEMA_NAMES, fleetSchemas } from './fleet-schemas';
 import { observabilityPaths, observabilitySchemas } from './observability-paths';
+import {
+  AUTHENTICATION_FAILURES,
+  BEARER_SCHEME,
+  PUBLIC_PATHS,
+  securityPaths,
+  securitySchemas,
+} from './security-paths';
 
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 const arrayOf = (items: SchemaObject | ReferenceObject): SchemaObject => ({ type: 'array', items });
@@ -324,7 +331,14 @@ function apiSchemas(): Record<string, SchemaObject> {
 export function buildOpenApiDocument(): OpenAPIObject {
   const paths: Record<string, PathItemObject> = {};
   for (const kind of ENTITY_KINDS) Object.assign(paths, entityPaths(kind));
-  Object.assign(paths, parameterPaths(), wholeConfigurationPaths(), observabilityPaths());
+  Object.assign(paths, parameterPaths(), wholeConfigurationPaths(), observabilityPaths(), securityPaths());
+  for (const [path, item] of Object.entries(paths))
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      if (PUBLIC_PATHS.includes(path)) operation.security = [];
+      else operation.responses = { ...operation.responses, ...AUTHENTICATION_FAILURES };
+    }
   return {
     openapi: '3.1.0',
     info: {
@@ -332,9 +346,21 @@ export function buildOpenApiDocument(): OpenAPIObject {
       version: '1',
       description:
         'The fleet configuration (fleet-format.md): every entity, atomic change sets, import and export. ' +
-        'Every committed change gets the next revision and goes to policygen.config.changes.v1.',
+        'Every committed change gets the next revision and goes to policygen.config.changes.v1. ' +
+        'Every route but /health/*, /status and /metrics needs an API token: Authorization: Bearer <token>.',
     },
     paths,
-    components: { schemas: { ...fleetSchemas(), ...apiSchemas(), ...observabilitySchemas() } },
+    security: [{ [BEARER_SCHEME]: [] }],
+    components: {
+      securitySchemes: {
+        [BEARER_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "An API token (pgt_…) or the environment's POLICYGEN_ADMIN_TOKEN / POLICYGEN_SERVICE_TOKEN",
+        },
+      },
+      schemas: { ...fleetSchemas(), ...apiSchemas(), ...observabilitySchemas(), ...securitySchemas() },
+    },
   };
 }

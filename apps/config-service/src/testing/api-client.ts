@@ -15,9 +15,17 @@ export interface RequestOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Talks to a running config service over real HTTP. */
+/** Talks to a running config service over real HTTP, as the holder of `token` (none: anonymously). */
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly token: string | null = null,
+  ) {}
+
+  /** The same service, as the holder of another token (null: anonymously). */
+  as(token: string | null): ApiClient {
+    return new ApiClient(this.baseUrl, token);
+  }
 
   get<T = unknown>(path: string, options?: RequestOptions): Promise<ApiResponse<T>> {
     return this.send<T>('GET', path, options);
@@ -40,7 +48,10 @@ export class ApiClient {
     path: string,
     options: RequestOptions = {},
   ): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { ...options.headers };
+    const headers: Record<string, string> = {
+      ...(this.token === null ? {} : { authorization: `Bearer ${this.token}` }),
+      ...options.headers,
+    };
     let body: string | Buffer | undefined;
     if (options.raw !== undefined) {
       body = options.raw;

@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Pool } from 'pg';
 import { createKafkaMessaging } from '@policygen/messaging';
 import type { Messaging } from '@policygen/messaging';
-import { PostgresConfigStore } from '@policygen/store';
+import { PostgresApiTokenStore, PostgresConfigStore } from '@policygen/store';
 import { getTestInfrastructure } from '@policygen/testing-infra';
 import { createConfigServiceApp } from '../app/create-config-service-app';
 import { ApiClient } from './api-client';
@@ -25,6 +25,8 @@ export interface StartOptions {
   readonly followIntervalMs?: number;
   readonly nodeTokenSecret?: string;
   readonly tokenRequestsPerMinute?: number;
+  /** `POLICYGEN_SERVICE_TOKEN`'s counterpart: a reader's token given by the environment. */
+  readonly serviceToken?: string;
 }
 
 export function testMessaging(clientId = 'config-service-it'): Messaging {
@@ -40,8 +42,15 @@ export async function startConfigService(options: StartOptions): Promise<Running
     connectionString: getTestInfrastructure().databaseUrl,
     schema: options.schema,
   });
+  // The client's token: the bootstrap admin's, which the tests use to create the others.
+  const adminToken = `test-admin-${randomBytes(16).toString('hex')}`;
   const app = await createConfigServiceApp({
     store,
+    apiTokens: new PostgresApiTokenStore({
+      connectionString: getTestInfrastructure().databaseUrl,
+      schema: options.schema,
+    }),
+    environmentTokens: { admin: adminToken, services: options.serviceToken ?? null },
     messaging: options.messaging ?? testMessaging(),
     logger: pino({ level: 'error' }),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
@@ -54,7 +63,7 @@ export async function startConfigService(options: StartOptions): Promise<Running
   });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
-  return { app, api: new ApiClient(`http://127.0.0.1:${port}`), stop: () => app.close() };
+  return { app, api: new ApiClient(`http://127.0.0.1:${port}`, adminToken), stop: () => app.close() };
 }
 
 /** A fresh schema name per suite: suites run in parallel on one database. */

@@ -21,6 +21,10 @@ interface GuardedRequest extends AuthenticatedRequest {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
+interface HeaderWriter {
+  setHeader(name: string, value: string): void;
+}
+
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /**
@@ -52,11 +56,14 @@ export class CredentialGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const request = context.switchToHttp().getRequest<GuardedRequest>();
+    const response = context.switchToHttp().getResponse<HeaderWriter>();
     const token = bearerToken(request.headers['authorization']);
-    if (token === null) throw this.unauthorized('a credential is required: Authorization: Bearer <token>');
+    if (token === null)
+      throw this.unauthorized(response, 'a credential is required: Authorization: Bearer <token>');
     const authenticator = this.options.authenticator ?? NO_CREDENTIALS;
     const principal = await authenticator.authenticate(token);
-    if (!principal) throw this.unauthorized('the credential is not valid: unknown, revoked or expired');
+    if (!principal)
+      throw this.unauthorized(response, 'the credential is not valid: unknown, revoked or expired');
     const requirement = this.reflector.getAllAndOverride<AccessRequirement | undefined>(
       ACCESS_REQUIREMENT,
       targets,
@@ -70,8 +77,10 @@ export class CredentialGuard implements CanActivate {
     return true;
   }
 
-  private unauthorized(message: string): UnauthorizedException {
+  private unauthorized(response: HeaderWriter, message: string): UnauthorizedException {
     this.refusals.inc({ service: this.options.service, status: '401' });
+    // RFC 6750: a 401 says which scheme would be accepted.
+    response.setHeader('WWW-Authenticate', `Bearer realm="policygen-${this.options.service}"`);
     return new UnauthorizedException(message);
   }
 }
