@@ -14,17 +14,22 @@ import { startAuditTrail } from './audit-trail';
 
 const quiet: SdkLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const NODE = 'web-par-001';
+const START_TOKEN = 'audit-trail-test-admin-token-0123456789';
 type Entity = Record<string, unknown>;
 
 /**
  * The audit trail against a running Policygen, the same code whatever the source of events: the
  * changes are made through the config API, the rows are read from Postgres.
  */
-async function recordsAChangeAndAFailure(configUrl: string, connection: Connection): Promise<void> {
+async function recordsAChangeAndAFailure(
+  configUrl: string,
+  adminToken: string,
+  connection: Connection,
+): Promise<void> {
   const api = async (method: string, path: string, body?: unknown): Promise<Entity> => {
     const response = await fetch(`${configUrl}${path}`, {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
@@ -91,7 +96,7 @@ describe('the audit trail, end to end', () => {
       await pipeline.startRelay('root', distribution.url);
       await pipeline.importDemoFleet();
       await expect(
-        recordsAChangeAndAFailure(pipeline.configUrl, {
+        recordsAChangeAndAFailure(pipeline.configUrl, pipeline.adminToken, {
           kafka: { brokers: [...getTestInfrastructure().kafkaBrokers] },
           namespace: pipeline.namespace,
         }),
@@ -111,7 +116,10 @@ describe('the audit trail, end to end', () => {
       started = spawn(
         process.execPath,
         [join(workspaceRoot(), 'dist', 'cli', 'policygen.js'), 'start', '--port', String(port)],
-        { env: { ...process.env, TMPDIR: directory }, stdio: ['ignore', log, log] },
+        {
+          env: { ...process.env, TMPDIR: directory, POLICYGEN_ADMIN_TOKEN: START_TOKEN },
+          stdio: ['ignore', log, log],
+        },
       );
       closeSync(log);
       let exited = false;
@@ -125,7 +133,9 @@ describe('the audit trail, end to end', () => {
         { what: 'policygen start to be ready', timeoutMs: 180_000, intervalMs: 200 },
       );
       const url = `http://127.0.0.1:${port}`;
-      await expect(recordsAChangeAndAFailure(url, { stream: { url } })).resolves.toBeUndefined();
+      await expect(
+        recordsAChangeAndAFailure(url, START_TOKEN, { stream: { url, token: START_TOKEN } }),
+      ).resolves.toBeUndefined();
     } finally {
       started?.kill('SIGKILL');
       rmSync(directory, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-export { createConfigServiceApp } from './app/create-config-service-app';
+export { configServiceAuthenticator, createConfigServiceApp } from './app/create-config-service-app';
 export type { ConfigServiceOptions } from './app/config-service-options';
 export type { LagReport, NodeStatus, RevisionProgress, StageLag } from './pipeline/pipeline-view';
 export type { FailurePage, PipelineStatus } from './pipeline/pipeline.service';

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { topicsFor } from '@policygen/events';
 import { createKafkaMessaging } from '@policygen/messaging';
-import { runService } from '@policygen/service-kit';
-import { PostgresConfigStore } from '@policygen/store';
+import { EnvironmentError, runService } from '@policygen/service-kit';
+import { PostgresApiTokenStore, PostgresConfigStore, inForce } from '@policygen/store';
 import { createConfigServiceApp } from './app/create-config-service-app';
 import { configServiceEnvironment } from './runtime/environment';
 
@@ -23,8 +23,30 @@ runService({
       changeTopic: topics.configChanges,
       maxEventBytes: settings.POLICYGEN_MAX_EVENT_BYTES,
     });
+    const apiTokens = new PostgresApiTokenStore({
+      connectionString: settings.DATABASE_URL,
+      schema: settings.POLICYGEN_DB_SCHEMA,
+    });
+    if (settings.POLICYGEN_ADMIN_TOKEN === undefined) {
+      await apiTokens.migrate();
+      const now = new Date();
+      const admins = (await apiTokens.list()).filter(
+        (token) => token.role === 'admin' && inForce(token, now),
+      );
+      if (admins.length === 0) {
+        await Promise.all([apiTokens.close(), store.close()]);
+        throw new EnvironmentError([
+          'POLICYGEN_ADMIN_TOKEN: required (or POLICYGEN_ADMIN_TOKEN_FILE) while no admin API token exists: nobody could manage the service',
+        ]);
+      }
+    }
     const app = await createConfigServiceApp({
       store,
+      apiTokens,
+      environmentTokens: {
+        admin: settings.POLICYGEN_ADMIN_TOKEN ?? null,
+        services: settings.POLICYGEN_SERVICE_TOKEN ?? null,
+      },
       messaging,
       logger,
       topics,
@@ -35,7 +57,7 @@ runService({
       nodeTokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET,
       tokenRequestsPerMinute: settings.POLICYGEN_TOKEN_RATE_PER_MINUTE,
     }).catch(async (error: unknown) => {
-      await store.close();
+      await Promise.all([store.close(), apiTokens.close()]);
       throw error;
     });
     return { app, stop: () => app.close() };

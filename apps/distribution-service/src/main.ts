@@ -12,6 +12,8 @@ runService({
   name: 'distribution-service',
   environment: z.object({
     CONFIG_SERVICE_URL: env.url(),
+    /** A reader's API token for the configuration: the config-service's POLICYGEN_SERVICE_TOKEN. */
+    POLICYGEN_SERVICE_TOKEN: env.secret(),
     KAFKA_BROKERS: env.brokers(),
     REDIS_URL: env.url(),
     HOST: env.host('0.0.0.0'),
@@ -39,7 +41,7 @@ runService({
         clientId: `distribution-${settings.POLICYGEN_INSTANCE_ID}`,
       }),
       cache,
-      snapshots: new HttpSnapshotSource(settings.CONFIG_SERVICE_URL),
+      snapshots: new HttpSnapshotSource(settings.CONFIG_SERVICE_URL, settings.POLICYGEN_SERVICE_TOKEN),
       logger,
       topics: topicsFor(settings.POLICYGEN_TOPIC_NAMESPACE),
       dataDir: settings.POLICYGEN_DATA_DIR,

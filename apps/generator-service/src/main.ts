@@ -12,6 +12,8 @@ runService({
   name: 'generator-service',
   environment: z.object({
     CONFIG_SERVICE_URL: env.url(),
+    /** A reader's API token for the configuration: the config-service's POLICYGEN_SERVICE_TOKEN. */
+    POLICYGEN_SERVICE_TOKEN: env.secret(),
     KAFKA_BROKERS: env.brokers(),
     REDIS_URL: env.url(),
     HOST: env.host('0.0.0.0'),
@@ -36,7 +38,7 @@ runService({
         clientId: `generator-${settings.POLICYGEN_INSTANCE_ID}`,
       }),
       cache,
-      snapshots: new HttpSnapshotSource(settings.CONFIG_SERVICE_URL),
+      snapshots: new HttpSnapshotSource(settings.CONFIG_SERVICE_URL, settings.POLICYGEN_SERVICE_TOKEN),
       logger: logger.child({ instance: settings.POLICYGEN_INSTANCE_ID }),
       topics: topicsFor(settings.POLICYGEN_TOPIC_NAMESPACE),
       groupId: settings.POLICYGEN_GENERATOR_GROUP,

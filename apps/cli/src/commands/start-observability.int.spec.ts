@@ -21,6 +21,9 @@ import {
 
 const CLI = join(workspaceRoot(), 'dist', 'cli', 'policygen.js');
 const BROKEN_DIRECTIVE = 'cron-db-backup';
+/** The admin's token `policygen start` takes from its environment instead of generating one. */
+const ADMIN_TOKEN = 'observability-test-admin-token-0123456789';
+const AS_ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 interface Answer {
   readonly status: number;
@@ -37,7 +40,7 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
   let output: () => string = () => '';
 
   const get = async (path: string): Promise<Answer> => {
-    const response = await fetch(`${url}${path}`);
+    const response = await fetch(`${url}${path}`, { headers: AS_ADMIN });
     const text = await response.text();
     let body: unknown = text;
     try {
@@ -51,12 +54,16 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
     (
       await fetch(`${url}${path}`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...AS_ADMIN },
         body: JSON.stringify(body),
       })
     ).status;
   const cli = (...args: string[]): { status: number | null; stdout: string; stderr: string } => {
-    const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, [CLI, ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, POLICYGEN_TOKEN: ADMIN_TOKEN },
+    });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
 
@@ -67,7 +74,13 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
     const logFile = join(directory, 'start.log');
     const log = openSync(logFile, 'w');
     started = spawn(process.execPath, [CLI, 'start'], {
-      env: { ...process.env, PORT: String(port), TMPDIR: directory, NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        TMPDIR: directory,
+        NO_COLOR: '1',
+        POLICYGEN_ADMIN_TOKEN: ADMIN_TOKEN,
+      },
       stdio: ['ignore', log, log],
     });
     closeSync(log);
@@ -159,7 +172,7 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
     page = await (browser as Browser).newPage({ viewport: { width: 1440, height: 1100 } });
     let reloads = 0;
     page.on('load', () => reloads++);
-    await page.goto(`${url}/`);
+    await page.goto(`${url}/?token=${ADMIN_TOKEN}`);
     const samples = async (): Promise<number> => Number(await page?.getByTestId('lag-samples').textContent());
     await eventually(async () => (await samples()) > 0, {
       what: 'the lag panel to show the import',

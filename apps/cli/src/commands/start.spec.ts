@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,9 +83,33 @@ describe('npm start: the embedded pipeline', () => {
     const url = `http://127.0.0.1:${port}`;
     expect(printed).toContain(`Policygen is running on ${url}`);
     expect(printed).toMatch(/relay "root" serves 298 of them/);
-    const token = /TOKEN=(\S+)/.exec(printed)?.[1] ?? '';
-    const change = /-d '(\{.*\})'/.exec(printed)?.[1] ?? '';
+    const token = /^Node token: (\S+)$/m.exec(printed)?.[1] ?? '';
+    const apiToken = /^API token: (\S+)$/m.exec(printed)?.[1] ?? '';
     expect(token).not.toBe('');
+    expect(apiToken).not.toBe('');
+    // The lines a newcomer copies, run as printed, with the variables they set.
+    const shell = (command: string): string =>
+      execFileSync('bash', ['-c', command], {
+        env: { ...process.env, API_TOKEN: apiToken, NODE_TOKEN: token },
+        encoding: 'utf8',
+      });
+    const printedLine = (pattern: RegExp): string => {
+      const line = printed.split('\n').find((candidate) => pattern.test(candidate));
+      if (!line) throw new Error(`no line like ${pattern} in:\n${printed}`);
+      return line.trim();
+    };
+    expect(
+      JSON.parse(
+        shell(printedLine(/^\s*curl -s -H "Authorization: Bearer \$API_TOKEN" \S+\/api\/v1\/nodes\//)),
+      ),
+    ).toMatchObject({
+      id: 'web-par-001',
+    });
+    const anonymous = await fetch(`${url}/api/v1/nodes/web-par-001`);
+    expect(anonymous.status).toBe(401);
+    const lines = printed.split('\n');
+    const putAt = lines.findIndex((line) => line.trim().startsWith('curl -s -X PUT'));
+    const putCommand = `${lines[putAt]}\n${lines[putAt + 1]}`;
 
     const policies = `${url}/relay/nodes/web-par-001/policies`;
     const authorization = { authorization: `Bearer ${token}` };
@@ -96,12 +120,7 @@ describe('npm start: the embedded pipeline', () => {
     expect(before.get(PROPERTIES)).not.toContain('Hello from policygen start');
     expect((await fetch(policies)).status).toBe(401);
 
-    const put = await fetch(`${url}/api/v1/nodes/web-par-001`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: change,
-    });
-    expect(put.status).toBe(200);
+    expect(JSON.parse(shell(putCommand))).toMatchObject({ revision: 2 });
     const etag = first.headers.get('etag') ?? '';
     let after: Map<string, string> | undefined;
     await eventually(

@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Option } from 'commander';
 import pino from 'pino';
 import { buildDemoFleet } from '@policygen/fleets';
-import { EXIT_OK } from '../errors';
+import { EXIT_OK, InputError } from '../errors';
 import { printFlow } from '../embedded/flow-printer';
 import { MOUNTS, settled, startEmbeddedPipeline } from '../embedded/embedded-pipeline';
 import { writeLine } from '../io/streams';
@@ -33,7 +33,19 @@ async function eventually(condition: () => Promise<boolean>, timeoutMs: number, 
   }
 }
 
-/** Every node of the imported revision generated, in the root feed, and on the relay. */
+/** `POLICYGEN_ADMIN_TOKEN` or the file `POLICYGEN_ADMIN_TOKEN_FILE` names, if either is set. */
+async function environmentAdminToken(): Promise<string | null> {
+  const direct = process.env['POLICYGEN_ADMIN_TOKEN'];
+  const file = process.env['POLICYGEN_ADMIN_TOKEN_FILE'];
+  if (direct && file)
+    throw new InputError(
+      'POLICYGEN_ADMIN_TOKEN: set both directly and by POLICYGEN_ADMIN_TOKEN_FILE; keep one',
+    );
+  const token = direct ?? (file ? (await readFile(file, 'utf8')).replace(/\r?\n$/, '') : null);
+  if (token !== null && token.length < 16)
+    throw new InputError('POLICYGEN_ADMIN_TOKEN: at least 16 characters');
+  return token;
+}
 
 export const defineStart: CommandDefinition = (program, { streams, exitWith }) => {
   program
@@ -53,12 +65,15 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       const temporary = options.data === undefined;
       const dataDir = options.data ?? (await mkdtemp(join(tmpdir(), 'policygen-start-')));
       const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
+      const adminToken = await environmentAdminToken();
       const pipeline = await startEmbeddedPipeline({
         host: options.host,
         port: options.port,
         dataDir,
         logger,
+        ...(adminToken === null ? {} : { adminToken }),
       });
+      const asAdmin = { authorization: `Bearer ${pipeline.adminToken}` };
       const say = (line: string): void => writeLine(streams.stdout, line);
       const watcher = await printFlow(pipeline.messaging, say, {
         colour: process.stdout.isTTY === true && !process.env['NO_COLOR'],
@@ -68,19 +83,26 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       const fleet = buildDemoFleet() as { readonly nodes: readonly unknown[] };
       const imported = await fetch(`${url}/api/v1/import`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...asAdmin },
         body: JSON.stringify(fleet),
       });
       if (!imported.ok) throw new Error(`the demo fleet was refused: ${await imported.text()}`);
       const { revision } = (await imported.json()) as { revision: number };
       await eventually(() => settled(pipeline, revision), options.readyTimeout, 'the first generation');
 
-      const node = (await (await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}`)).json()) as Record<
-        string,
-        unknown
-      >;
-      const { token } = (await (
-        await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}/token`, { method: 'POST' })
+      const node = (await (
+        await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}`, { headers: asAdmin })
+      ).json()) as Record<string, unknown>;
+      const { token, expiresAt } = (await (
+        await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}/token`, { method: 'POST', headers: asAdmin })
+      ).json()) as { token: string; expiresAt?: string };
+      // The dashboard only reads: it gets a reader's token, not the admin's.
+      const { token: dashboardToken } = (await (
+        await fetch(`${url}/api/v1/api-tokens`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...asAdmin },
+          body: JSON.stringify({ name: 'dashboard', role: 'reader', expiresInDays: 30 }),
+        })
       ).json()) as { token: string };
       const changed = {
         ...node,
@@ -94,23 +116,34 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
           `relay "root" in this one process, on an in-process event bus and in-memory stores.`,
           `The demo fleet is loaded (${fleet.nodes.length} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
           '',
+          `API token: ${pipeline.adminToken}`,
+          `  the admin's (POLICYGEN_ADMIN_TOKEN sets it); every call but /health/*, /status and /metrics needs one`,
+          `Node token: ${token}`,
+          `  node ${EXAMPLE_NODE}'s, for its relay; expires ${expiresAt ?? 'never'}`,
+          '',
+          `  API_TOKEN=${pipeline.adminToken}`,
+          `  NODE_TOKEN=${token}`,
+          '',
           `  config API    ${url}/api/v1/nodes   (OpenAPI: ${url}/api/docs)`,
           `  pipeline      ${url}/api/v1/pipeline/status   ${url}/api/v1/pipeline/lag   ${url}/api/v1/failures`,
           `  a node        ${url}/api/v1/nodes/${EXAMPLE_NODE}/status`,
           `  readiness     ${url}/health/ready (every service)   liveness ${url}/health/live`,
           `  metrics       ${url}/metrics  ${url}${MOUNTS.generator}/metrics  ${url}${MOUNTS.distribution}/metrics  ${relayUrl}/metrics`,
-          `  on the CLI    npx policygen status --url ${url}    npx policygen lag --url ${url} --watch`,
-          `  events        ${url}/events/<topic>   (server-sent events, resumable; a consumer: POLICYGEN_URL=${url} with @policygen/sdk)`,
+          `  dashboard     ${url}/?token=${dashboardToken}   (a reader's token)`,
+          `  on the CLI    POLICYGEN_TOKEN=$API_TOKEN npx policygen status --url ${url}    (lag --watch, diff, ...)`,
+          `  events        ${url}/events/<topic>   (server-sent events, resumable; a consumer: POLICYGEN_URL=${url} POLICYGEN_TOKEN=$API_TOKEN with @policygen/sdk)`,
+          `  more tokens   curl -s -X POST ${url}/api/v1/api-tokens -H "Authorization: Bearer $API_TOKEN" -H 'content-type: application/json' -d '{"name":"ci","role":"editor"}'`,
           '',
-          `A node fetches its policies from its relay, with its token (POST /api/v1/nodes/<id>/token):`,
-          `  TOKEN=${token}`,
-          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -tv`,
-          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies -H 'accept: application/json'`,
+          `  curl -s -H "Authorization: Bearer $API_TOKEN" ${url}/api/v1/nodes/${EXAMPLE_NODE}`,
+          '',
+          `A node fetches its policies from its relay, with its token (POST /api/v1/nodes/<id>/token, as an admin):`,
+          `  curl -s -H "Authorization: Bearer $NODE_TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -tv`,
+          `  curl -s -H "Authorization: Bearer $NODE_TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies -H 'accept: application/json'`,
           '',
           'Change something and watch it flow through the pipeline (the lines that follow):',
-          `  curl -s -X PUT ${url}/api/v1/nodes/${EXAMPLE_NODE} -H 'content-type: application/json' \\`,
-          `    -d '${JSON.stringify(changed)}'`,
-          `  curl -s -H "Authorization: Bearer $TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -xO rules/cfengine-community/properties.d/properties.json`,
+          `  curl -s -X PUT ${url}/api/v1/nodes/${EXAMPLE_NODE} -H "Authorization: Bearer $API_TOKEN" -H 'content-type: application/json' \\`,
+          `    -H 'X-Policygen-Reason: trying policygen' -d '${JSON.stringify(changed)}'`,
+          `  curl -s -H "Authorization: Bearer $NODE_TOKEN" ${relayUrl}/nodes/${EXAMPLE_NODE}/policies | tar -xO rules/cfengine-community/properties.d/properties.json`,
           '',
           'Ctrl-C stops everything.',
           '',

@@ -6,7 +6,7 @@ import express from 'express';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
-import { createConfigServiceApp } from '@policygen/config-service';
+import { configServiceAuthenticator, createConfigServiceApp } from '@policygen/config-service';
 import type { DistributionService } from '@policygen/distribution-service';
 import { startDistributionService } from '@policygen/distribution-service';
 import { TOPICS } from '@policygen/events';
@@ -17,8 +17,9 @@ import { createInProcessMessaging } from '@policygen/messaging';
 import type { RelayService } from '@policygen/relay';
 import { startRelay } from '@policygen/relay';
 import type { ReadinessCheck } from '@policygen/service-kit';
-import { prefixedChecks } from '@policygen/service-kit';
-import { HttpSnapshotSource, MemoryConfigStore } from '@policygen/store';
+import type { Authenticator } from '@policygen/service-kit';
+import { NO_CREDENTIALS, prefixedChecks } from '@policygen/service-kit';
+import { HttpSnapshotSource, MemoryApiTokenStore, MemoryConfigStore } from '@policygen/store';
 import { dashboardFiles } from '@policygen/service-kit';
 import { Registry } from 'prom-client';
 import { eventStreamRouter } from './event-stream';
@@ -29,6 +30,8 @@ export interface EmbeddedPipelineOptions {
   /** The distribution-service's and the relay's files. */
   readonly dataDir: string;
   readonly logger: Logger;
+  /** The bootstrap admin's API token (default: one generated for this run). */
+  readonly adminToken?: string;
 }
 
 /** Where each service answers, under the one address. */
@@ -40,6 +43,8 @@ export const MOUNTS = {
 
 export interface EmbeddedPipeline {
   readonly url: string;
+  /** The bootstrap admin's API token: `Authorization: Bearer <token>` on the config API. */
+  readonly adminToken: string;
   readonly messaging: InProcessMessaging;
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
@@ -61,6 +66,10 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const { logger } = options;
   const messaging = createInProcessMessaging();
   const tokenSecret = randomBytes(24).toString('hex');
+  const adminToken = options.adminToken ?? randomBytes(24).toString('hex');
+  // The generator and the distribution-service read the configuration as any reader would.
+  const serviceToken = randomBytes(24).toString('hex');
+  const apiTokens = new MemoryApiTokenStore();
   const cache = new MemoryBundleCache();
   const root = express();
   root.disable('x-powered-by');
@@ -74,6 +83,8 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const registry = new Registry();
   const streamAdmin = await messaging.createAdmin();
   const streamProducer = await messaging.createProducer();
+  // The config app authenticates the event stream too, once it exists (its tokens live in it).
+  let authenticator: Authenticator = NO_CREDENTIALS;
   root.use(
     '/events',
     eventStreamRouter({
@@ -82,6 +93,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       admin: streamAdmin,
       logger: logger.child({ service: 'event-stream' }),
       registry,
+      authenticator: { authenticate: (token) => authenticator.authenticate(token) },
     }),
   );
   const configExpress = express();
@@ -91,6 +103,8 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   ];
   const configApp = await createConfigServiceApp({
     store: new MemoryConfigStore(),
+    apiTokens,
+    environmentTokens: { admin: adminToken, services: serviceToken },
     messaging,
     nodeTokenSecret: tokenSecret,
     registry,
@@ -98,6 +112,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     logger: logger.child({ service: 'config-service' }),
     extraReadiness: () => services,
   });
+  authenticator = configServiceAuthenticator(configApp);
   try {
     root.use(dashboardFiles());
   } catch (error) {
@@ -123,7 +138,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const generator = await startGeneratorService({
     ...shared,
     logger: logger.child({ service: 'generator-service' }),
-    snapshots: new HttpSnapshotSource(url),
+    snapshots: new HttpSnapshotSource(url, serviceToken),
     groupId: GROUPS.generator,
     defaultMetrics: false,
     httpAdapter: mount(MOUNTS.generator),
@@ -132,7 +147,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     ...shared,
     logger: logger.child({ service: 'distribution-service' }),
     defaultMetrics: false,
-    snapshots: new HttpSnapshotSource(url),
+    snapshots: new HttpSnapshotSource(url, serviceToken),
     dataDir: `${options.dataDir}/distribution`,
     tokenSecret,
     groupId: GROUPS.distribution,
@@ -155,6 +170,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
 
   return {
     url,
+    adminToken,
     messaging,
     generator,
     distribution,

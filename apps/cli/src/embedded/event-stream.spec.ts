@@ -24,7 +24,7 @@ async function readStream(
 ): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
   const abort = new AbortController();
-  const response = await fetch(url, { headers, signal: abort.signal });
+  const response = await fetch(url, { headers: { ...EDITOR, ...headers }, signal: abort.signal });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const parser = createParser({
@@ -55,6 +55,8 @@ const messagesOf = (events: readonly StreamEvent[]) =>
         },
     );
 
+const EDITOR = { authorization: 'Bearer editor-token' };
+
 describe('the event stream of policygen start', () => {
   let bus: InProcessMessaging;
   let admin: MessagingAdmin;
@@ -82,6 +84,17 @@ describe('the event stream of policygen start', () => {
         logger: pino({ level: 'silent' }),
         registry,
         keepAliveMs: 50,
+        authenticator: {
+          authenticate: (token) =>
+            token === 'editor-token' || token === 'reader-token'
+              ? {
+                  kind: 'api',
+                  name: token,
+                  role: token === 'editor-token' ? 'editor' : 'reader',
+                  tokenId: token,
+                }
+              : null,
+        },
       }),
     );
     server = createServer(app);
@@ -183,7 +196,7 @@ describe('the event stream of policygen start', () => {
   it("puts a consumer's dead letter into <topic>.dlq with the reason and origin", async () => {
     const response = await fetch(`${base}/results/dead-letters`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...EDITOR },
       body: JSON.stringify({
         partition: 1,
         offset: '7',
@@ -205,20 +218,24 @@ describe('the event stream of policygen start', () => {
   });
 
   it('answers 404 for a topic that is not there, 400 naming what is wrong, and forgets a client that left', async () => {
-    expect((await fetch(`${base}/nothing`)).status).toBe(404);
-    const badCursor = await fetch(`${base}/results`, { headers: { 'last-event-id': 'yesterday' } });
+    expect((await fetch(`${base}/nothing`, { headers: EDITOR })).status).toBe(404);
+    const badCursor = await fetch(`${base}/results`, {
+      headers: { 'last-event-id': 'yesterday', ...EDITOR },
+    });
     expect(badCursor.status).toBe(400);
     expect(((await badCursor.json()) as { message: string }).message).toContain('Last-Event-ID');
     const badLetter = await fetch(`${base}/results/dead-letters`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...EDITOR },
       body: JSON.stringify({ partition: -1, offset: 'x', key: null, value: null, headers: {}, reason: '' }),
     });
     expect(badLetter.status).toBe(400);
     expect(
       ((await badLetter.json()) as { errors: { path: string }[] }).errors.map((error) => error.path).sort(),
     ).toEqual(['$.offset', '$.partition', '$.reason']);
-    expect((await fetch(`${base}/nothing/dead-letters`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${base}/nothing/dead-letters`, { method: 'POST', headers: EDITOR })).status).toBe(
+      404,
+    );
 
     await readStream(`${base}/results`, (seen) => seen.some((event) => event.event === 'caught-up'));
     const clients = async () =>
@@ -228,6 +245,22 @@ describe('the event stream of policygen start', () => {
     for (let tries = 0; tries < 100 && (await clients()) !== 0; tries++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await clients()).toBe(0);
+  });
+
+  it('asks for an API token: 401 without one or with an unknown one, 403 for a reader sending dead letters', async () => {
+    await send('results', 1);
+    const anonymous = await fetch(`${base}/results`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await fetch(`${base}/results`, { headers: { authorization: 'Bearer guessed' } })).status).toBe(
+      401,
+    );
+    const letter = await fetch(`${base}/results/dead-letters`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer reader-token' },
+      body: JSON.stringify({ partition: 0, offset: '0', key: null, value: null, headers: {}, reason: 'r' }),
+    });
+    expect(letter.status).toBe(403);
   });
 });
 

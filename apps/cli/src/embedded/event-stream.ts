@@ -5,6 +5,8 @@ import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { LoggedMessage, MessageLog, MessageProducer, MessagingAdmin } from '@policygen/messaging';
+import type { Authenticator } from '@policygen/service-kit';
+import { bearerToken, refusalOf } from '@policygen/service-kit';
 
 export interface EventStreamOptions {
   readonly log: MessageLog;
@@ -12,8 +14,11 @@ export interface EventStreamOptions {
   readonly admin: MessagingAdmin;
   readonly logger: Logger;
   readonly registry: Registry;
-  /** Decides who may read and write; everyone, until the API has credentials. */
-  readonly authorize?: (request: Request) => boolean;
+  /**
+   * Who may read (a reader's API token) and send dead letters (an editor's): the config API's
+   * tokens. Without a credential it knows: 401.
+   */
+  readonly authenticator: Authenticator;
   readonly keepAliveMs?: number;
 }
 
@@ -68,11 +73,29 @@ export function eventStreamRouter(options: EventStreamOptions): Router {
   });
   const router = express.Router();
   router.use((request, response, next) => {
-    if (options.authorize && !options.authorize(request)) {
-      response.status(401).json({ statusCode: 401, message: 'a credential is needed' });
-      return;
-    }
-    next();
+    const token = bearerToken(request.headers.authorization);
+    void (async () => (token === null ? null : options.authenticator.authenticate(token)))().then(
+      (principal) => {
+        if (!principal) {
+          response.setHeader('WWW-Authenticate', 'Bearer realm="policygen-events"');
+          response.status(401).json({
+            statusCode: 401,
+            message:
+              token === null
+                ? 'a credential is required: Authorization: Bearer <token>'
+                : 'the credential is not valid',
+          });
+          return;
+        }
+        const refusal = refusalOf(principal, undefined, request.method);
+        if (refusal !== null) {
+          response.status(403).json({ statusCode: 403, message: refusal });
+          return;
+        }
+        next();
+      },
+      (error: unknown) => next(error),
+    );
   });
 
   router.get('/:topic', (request, response) => {

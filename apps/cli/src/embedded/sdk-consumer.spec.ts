@@ -30,7 +30,7 @@ describe('an SDK consumer of policygen start', () => {
   const api = async (method: string, path: string, body?: unknown): Promise<Response> => {
     const response = await fetch(`${pipeline.url}${path}`, {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${pipeline.adminToken}` },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const answer = response.clone();
@@ -67,7 +67,7 @@ describe('an SDK consumer of policygen start', () => {
     const results: GenerationEvent[] = [];
     const changes: number[] = [];
     const consumer = createConsumer(
-      { stream: { url: pipeline.url } },
+      { stream: { url: pipeline.url, token: pipeline.adminToken } },
       { groupId: 'sdk-test', logger: quiet, retry: { attempts: 2, initialDelayMs: 1, maxDelayMs: 2 } },
     )
       .subscribe(TOPICS.configChanges, (event) => void changes.push(event.revision))
@@ -128,7 +128,7 @@ describe('an SDK consumer of policygen start', () => {
     });
 
     const latest = await readLatestBundles(
-      { stream: { url: pipeline.url } },
+      { stream: { url: pipeline.url, token: pipeline.adminToken } },
       { logger: quiet, timeoutMs: 60_000 },
     );
 
@@ -147,7 +147,14 @@ describe('an SDK consumer of policygen start', () => {
     }
     // A deleted node gets no new token, and its old one fetches nothing from the relay.
     for (const [id, token] of formerTokens) {
-      expect((await fetch(`${pipeline.url}/api/v1/nodes/${id}/token`, { method: 'POST' })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${pipeline.url}/api/v1/nodes/${id}/token`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${pipeline.adminToken}` },
+          })
+        ).status,
+      ).toBe(404);
       const fetched = await fetch(`${pipeline.url}${MOUNTS.relay}/nodes/${id}/policies`, {
         headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
       });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import type { ReadinessCheck } from '@policygen/service-kit';
+import type { Authenticator, ReadinessCheck } from '@policygen/service-kit';
 import { createServiceApp, createServiceLogger, pingCheck } from '@policygen/service-kit';
 import { MemoryApiTokenStore } from '@policygen/store';
 import { ApiTokenRegistry } from '../api-tokens/api-token-registry';
@@ -14,6 +14,7 @@ import { ConfigStateService } from '../state/config-state.service';
 import type { ConfigServiceOptions } from './config-service-options';
 import { DEFAULT_BODY_LIMIT_BYTES } from './config-service-options';
 import { ConfigServiceModule } from './config-service.module';
+import { API_TOKENS } from './tokens';
 
 /**
  * The config service as a Nest application, initialised (migrated, configuration loaded, outbox
@@ -62,4 +63,9 @@ export async function createConfigServiceApp(options: ConfigServiceOptions): Pro
   );
   status = () => ({ revision: state.current.revision });
   return app;
+}
+
+/** The config API's authenticator: who its tokens stand for, for routes served beside it (the event stream). */
+export function configServiceAuthenticator(app: NestExpressApplication): Authenticator {
+  return app.get<ApiTokenRegistry>(API_TOKENS);
 }

@@ -28,6 +28,13 @@ export const configServiceEnvironment = z.object({
     }),
   /** Signs the nodes' tokens, with the distribution-service: no deployment runs without one. */
   POLICYGEN_NODE_TOKEN_SECRET: env.secret(),
+  /**
+   * The bootstrap admin's API token. Required until an admin token has been created through the API
+   * (the service refuses to start without either: nobody could manage it).
+   */
+  POLICYGEN_ADMIN_TOKEN: env.secret().optional(),
+  /** The reader's token the generator and the distribution-service present; optional. */
+  POLICYGEN_SERVICE_TOKEN: env.secret().optional(),
   /** Node tokens issued per minute to one client address at most. */
   POLICYGEN_TOKEN_RATE_PER_MINUTE: env.positiveInteger().default(600),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),

@@ -75,6 +75,11 @@ export function runService<Shape extends z.ZodRawShape>(options: RunServiceOptio
     process.on('SIGINT', () => void stop('SIGINT'));
   };
   run().catch((error: unknown) => {
+    // A variable that only the state of a dependency showed wrong (a store without an admin, say).
+    if (error instanceof EnvironmentError) {
+      for (const problem of error.problems) logger.fatal({ problem }, problem);
+      process.exit(2);
+    }
     logger.fatal({ err: error }, `${options.name} failed to start: ${(error as Error).message}`);
     // Exits even if a half-started client still holds the event loop; pino writes synchronously.
     process.exit(1);

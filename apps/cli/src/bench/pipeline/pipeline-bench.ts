@@ -70,6 +70,12 @@ interface CommitRecord {
 
 class PipelineFailure extends Error {}
 
+/** The config API, as the benchmark's admin. */
+interface ConfigApi {
+  readonly url: string;
+  readonly token: string;
+}
+
 /**
  * The real pipeline under load: config-service, generator(s), distribution-service and relay `root`
  * as processes on real Kafka, Redis and Postgres, in a namespace of their own. Imports the synthetic
@@ -201,7 +207,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     progress.phase('import: nodes on relay root', expected.length);
     const importStarted = Date.now();
     const importCommitStarted = performance.now();
-    const imported = await postJson(`${config.url}/api/v1/import`, bench.fleet);
+    const imported = await postJson(`${config.url}/api/v1/import`, bench.fleet, launcher.adminToken);
     const importCommitMs = performance.now() - importCommitStarted;
     let onRelay = 0;
     await waitFor(`the import on relay root (${expected.length} nodes)`, () => {
@@ -223,7 +229,13 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
 
     // (b) the steady load
     markPhase('steady');
-    const records = await steadyLoad(config.url, plan.changes, options, progress, check);
+    const records = await steadyLoad(
+      { url: config.url, token: launcher.adminToken },
+      plan.changes,
+      options,
+      progress,
+      check,
+    );
     const answered = records.filter((record) => record.ok);
     const loadStoppedAt = Math.max(...records.map((record) => record.answeredAt));
     const loadStartedAt = Math.min(...records.map((record) => record.sentAt));
@@ -276,7 +288,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       ([nodeId, hash]) => confirmations.latest(nodeId)?.hash !== hash,
     ).length;
     const sample = sampleOf([...finalHashes.keys()], options.httpChecks ?? 300);
-    const tokens = await nodeTokens(config.url, sample);
+    const tokens = await nodeTokens({ url: config.url, token: launcher.adminToken }, sample);
     let httpMismatches = await servedMismatches(relay.url, sample, tokens, finalHashes);
 
     // (c) a fresh relay's full sync
@@ -434,7 +446,7 @@ function hashesOf(engine: GenerationEngine): Map<string, string> {
 
 /** Sends the change sets at the rate, each on its own schedule whatever the answers' delay. */
 async function steadyLoad(
-  configUrl: string,
+  api: ConfigApi,
   changes: readonly PlannedChange[],
   options: PipelineBenchOptions,
   progress: PipelineProgress,
@@ -453,7 +465,7 @@ async function steadyLoad(
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     pending.push(
-      commit(configUrl, change).then((record) => {
+      commit(api, change).then((record) => {
         progress.update(++answered);
         return record;
       }),
@@ -464,11 +476,11 @@ async function steadyLoad(
   return records;
 }
 
-async function commit(configUrl: string, change: PlannedChange): Promise<CommitRecord> {
+async function commit(api: ConfigApi, change: PlannedChange): Promise<CommitRecord> {
   const sentAt = Date.now();
   const began = performance.now();
   try {
-    const answer = await postJson(`${configUrl}/api/v1/changes`, change.changeSet);
+    const answer = await postJson(`${api.url}/api/v1/changes`, change.changeSet, api.token);
     const commitMs = performance.now() - began;
     return {
       change,
@@ -493,10 +505,14 @@ async function commit(configUrl: string, change: PlannedChange): Promise<CommitR
   }
 }
 
-async function postJson(url: string, body: unknown): Promise<{ revision: number; committedAt: string }> {
+async function postJson(
+  url: string,
+  body: unknown,
+  token: string,
+): Promise<{ revision: number; committedAt: string }> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify(body),
   });
   const text = await response.text();
@@ -534,11 +550,12 @@ function sampleOf(nodeIds: readonly string[], count: number): string[] {
   return Array.from({ length: count }, (_, index) => nodeIds[Math.floor(index * step)] as string);
 }
 
-async function nodeTokens(configUrl: string, nodeIds: readonly string[]): Promise<Map<string, string>> {
+async function nodeTokens(api: ConfigApi, nodeIds: readonly string[]): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   for (const nodeId of nodeIds) {
-    const response = await idempotentFetch(`${configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
+    const response = await idempotentFetch(`${api.url}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
       method: 'POST',
+      headers: { authorization: `Bearer ${api.token}` },
     });
     if (!response.ok)
       throw new PipelineFailure(`no token for ${nodeId}: ${response.status} ${await response.text()}`);

@@ -67,6 +67,10 @@ export function bundlePath(service: BundledService): string {
 export class ServiceLauncher {
   readonly started: RunningService[] = [];
   readonly tokenSecret = randomBytes(24).toString('hex');
+  /** The config API's bootstrap admin: the benchmark imports, commits and asks for node tokens. */
+  readonly adminToken = randomBytes(24).toString('hex');
+  /** The reader's token the generators and the distribution-service read the configuration with. */
+  readonly serviceToken = randomBytes(24).toString('hex');
   private readonly exitListeners: ((service: RunningService) => void)[] = [];
 
   constructor(
@@ -88,6 +92,8 @@ export class ServiceLauncher {
       POLICYGEN_DB_SCHEMA: this.namespace.schema,
       POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
       POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+      POLICYGEN_ADMIN_TOKEN: this.adminToken,
+      POLICYGEN_SERVICE_TOKEN: this.serviceToken,
       // The benchmark asks for the token of every node it checks, at once: not a client to limit.
       POLICYGEN_TOKEN_RATE_PER_MINUTE: '1000000',
       POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
@@ -103,6 +109,7 @@ export class ServiceLauncher {
             NODE_OPTIONS: [process.env['NODE_OPTIONS'], ...generatorHeapFlags(heapMiB)].join(' ').trim(),
           }),
       CONFIG_SERVICE_URL: configUrl,
+      POLICYGEN_SERVICE_TOKEN: this.serviceToken,
       KAFKA_BROKERS: this.kafkaBrokers,
       REDIS_URL: this.infrastructure.redisUrl,
       POLICYGEN_INSTANCE_ID: instanceId,
@@ -120,6 +127,7 @@ export class ServiceLauncher {
       {
         HOST: '127.0.0.1',
         CONFIG_SERVICE_URL: configUrl,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
         KAFKA_BROKERS: this.kafkaBrokers,
         REDIS_URL: this.infrastructure.redisUrl,
         POLICYGEN_DATA_DIR: dataDir,

@@ -13,13 +13,21 @@ export interface SnapshotSource {
   latest(): Promise<ConfigSnapshot>;
 }
 
-/** The config-service's export (`GET /api/v1/export`); its ETag is the revision. */
+/**
+ * The config-service's export (`GET /api/v1/export`); its ETag is the revision. `token` is a reader's
+ * API token (`POLICYGEN_SERVICE_TOKEN` in a deployment).
+ */
 export class HttpSnapshotSource implements SnapshotSource {
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string | null,
+  ) {}
 
   async latest(): Promise<ConfigSnapshot> {
     const url = new URL('/api/v1/export', this.baseUrl);
-    const response = await fetch(url);
+    const response = await fetch(url, {
+      headers: this.token === null ? {} : { authorization: `Bearer ${this.token}` },
+    });
     if (!response.ok) throw new Error(`GET ${url.href} answered ${response.status}`);
     const revision = Number(/^(?:W\/)?"?(\d+)"?$/.exec(response.headers.get('etag') ?? '')?.[1]);
     if (!Number.isInteger(revision))

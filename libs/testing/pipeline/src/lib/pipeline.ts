@@ -133,6 +133,10 @@ export interface ServiceProcess {
 export class Pipeline {
   readonly id = randomBytes(5).toString('hex');
   readonly tokenSecret = randomBytes(24).toString('hex');
+  /** The config API's bootstrap admin: `request` sends it unless told otherwise. */
+  readonly adminToken = randomBytes(24).toString('hex');
+  /** The reader's token the generators and the distribution-service read the configuration with. */
+  readonly serviceToken = randomBytes(24).toString('hex');
   distribution: ServiceProcess | undefined;
   readonly relays = new Map<string, ServiceProcess>();
   readonly topics: TopicNames;
@@ -177,6 +181,8 @@ export class Pipeline {
         POLICYGEN_DB_SCHEMA: this.schema,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
         POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+        POLICYGEN_ADMIN_TOKEN: this.adminToken,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
         POLICYGEN_GENERATOR_GROUP: `generator-${this.id}`,
         POLICYGEN_PARTITIONS: '6',
         // Below the demo fleet's import: imports travel as "left out, read the snapshot".
@@ -200,6 +206,7 @@ export class Pipeline {
         ...process.env,
         PORT: String(port),
         CONFIG_SERVICE_URL: this.configUrl,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         REDIS_URL: infra.redisUrl,
         POLICYGEN_INSTANCE_ID: instanceId,
@@ -233,6 +240,7 @@ export class Pipeline {
         HOST: '127.0.0.1',
         PORT: String(port),
         CONFIG_SERVICE_URL: this.configUrl,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         REDIS_URL: infra.redisUrl,
         POLICYGEN_DATA_DIR: dataDir,
@@ -283,6 +291,7 @@ export class Pipeline {
   async nodeToken(nodeId: string): Promise<string> {
     const response = await fetch(`${this.configUrl}/api/v1/nodes/${encodeURIComponent(nodeId)}/token`, {
       method: 'POST',
+      headers: { authorization: `Bearer ${this.adminToken}` },
     });
     if (!response.ok) throw new Error(`no token for ${nodeId}: ${response.status} ${await response.text()}`);
     return ((await response.json()) as { token: string }).token;
@@ -308,7 +317,7 @@ export class Pipeline {
   ): Promise<{ status: number; body: unknown; headers: Headers }> {
     const response = await fetch(`${this.configUrl}${path}`, {
       method,
-      headers: { 'content-type': 'application/json', ...headers },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.adminToken}`, ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
