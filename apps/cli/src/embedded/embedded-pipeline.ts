@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
-import type { RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
 import { configServiceAuthenticator, createConfigServiceApp } from '@policygen/config-service';
@@ -49,6 +49,11 @@ export interface EmbeddedPipeline {
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
   readonly relay: RelayService;
+  /**
+   * Each service's own Express app, by the path it is mounted at ('' for the config API): their
+   * routers list every route (the test that every route asks for a credential walks them).
+   */
+  readonly services: ReadonlyMap<string, Express>;
   /** Messages the generator and the distribution-service have not yet committed. */
   backlog(): Promise<number>;
   stop(): Promise<void>;
@@ -74,6 +79,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const root = express();
   root.disable('x-powered-by');
   const mounted = new Map<string, RequestHandler>();
+  const serviceApps = new Map<string, Express>();
   for (const path of Object.values(MOUNTS))
     root.use(path, (request, response, next) => {
       const handler = mounted.get(path);
@@ -97,6 +103,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     }),
   );
   const configExpress = express();
+  serviceApps.set('', configExpress);
   // The root's readiness covers every service of the process, once they are there.
   let services: ReadinessCheck[] = [
     { name: 'services', check: () => ({ ready: false, reason: 'the other services are starting' }) },
@@ -132,6 +139,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const mount = (path: string): ExpressAdapter => {
     const app = express();
     mounted.set(path, app);
+    serviceApps.set(path, app);
     return new ExpressAdapter(app);
   };
   const shared = { messaging, cache, logger, topics: TOPICS, instanceId: 'embedded', partitions: 12 };
@@ -172,6 +180,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     url,
     adminToken,
     messaging,
+    services: serviceApps,
     generator,
     distribution,
     relay,
