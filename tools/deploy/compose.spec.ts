@@ -375,12 +375,33 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('the API tokens of the compose file', () => {
+  it('give config-service its bootstrap admin token, and the services that read the configuration the one token it accepts as theirs', () => {
+    const [config] = servicesOfApp('config-service');
+    expect(config?.env.get('POLICYGEN_ADMIN_TOKEN_FILE')).toBe('/run/secrets/admin_token');
+    const serviceToken = config?.env.get('POLICYGEN_SERVICE_TOKEN_FILE');
+    expect(serviceToken).toBe('/run/secrets/service_token');
+    const readers = services.filter(
+      (service) => service.env.has('CONFIG_SERVICE_URL') && appOf.get(service.name) !== 'dashboard-server',
+    );
+    expect(readers.length).toBeGreaterThanOrEqual(3);
+    for (const reader of readers) {
+      expect({ service: reader.name, file: reader.env.get('POLICYGEN_SERVICE_TOKEN_FILE') }).toEqual({
+        service: reader.name,
+        file: serviceToken,
+      });
+      expect(reader.raw['secrets']).toContain('service_token');
+    }
+    expect(record(record(compose['secrets'])['admin_token'])['file']).toBe('./deploy/secrets/admin-token');
+  });
+});
+
 describe('the secrets of the compose file', () => {
   it('come from files or the host environment, never literals: no password, secret or credential in a URL', () => {
     const literals = services.flatMap((service) =>
       [...service.env].flatMap(([key, value]) => {
         const credentialInUrl = /:\/\/[^:/@\s]+:[^@\s]+@/.test(value);
-        const secretKey = /PASSWORD|SECRET/.test(key) && !key.endsWith('_FILE');
+        const secretKey = /PASSWORD|SECRET|TOKEN/.test(key) && !key.endsWith('_FILE');
         // `${VAR:-}`: the host's value or nothing, as Grafana's admin password.
         const fromHost = /^\$\{[A-Z_]+:-\}$/.test(value);
         return credentialInUrl || (secretKey && !fromHost) ? [`${service.name}: ${key}`] : [];
