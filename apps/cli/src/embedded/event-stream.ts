@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Response, Router } from 'express';
 import express from 'express';
 import type { Logger } from 'pino';
 import { Counter, Gauge } from 'prom-client';
