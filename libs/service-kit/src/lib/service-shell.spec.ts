@@ -1,4 +1,4 @@
-import { Controller, Get, Module, NotFoundException } from '@nestjs/common';
+import { Controller, Get, HttpCode, Module, NotFoundException, Post, Req } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -10,6 +10,9 @@ import { env, EnvironmentError, readEnvironment } from './environment';
 import type { ReadinessAnswer } from './readiness';
 import { ServiceLifecycle } from './service-lifecycle';
 import { ServiceShellModule } from './service-shell.module';
+import { Public, Requires } from './auth/access';
+import type { AuthenticatedRequest } from './auth/credential.guard';
+import type { Principal } from './auth/principal';
 
 @Controller('things')
 class ThingsController {
@@ -28,6 +31,39 @@ class ThingsController {
     return { ok: true };
   }
 }
+
+@Controller('guarded')
+class GuardedController {
+  @Post('write')
+  @HttpCode(200)
+  write(@Req() request: AuthenticatedRequest): Principal | undefined {
+    return request.principal;
+  }
+
+  @Get('relays-only')
+  @Requires({ kinds: ['relay'] })
+  relaysOnly(): { ok: true } {
+    return { ok: true };
+  }
+
+  @Get('admins-only')
+  @Requires({ role: 'admin' })
+  adminsOnly(): { ok: true } {
+    return { ok: true };
+  }
+
+  @Get('open')
+  @Public()
+  open(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+const CREDENTIALS: Record<string, Principal> = {
+  'reader-token': { kind: 'api', name: 'a-reader', role: 'reader', tokenId: 'r' },
+  'editor-token': { kind: 'api', name: 'an-editor', role: 'editor', tokenId: 'e' },
+  'relay-token': { kind: 'relay', relayId: 'relay-eu' },
+};
 
 describe('ServiceShellModule', () => {
   const lines: Record<string, unknown>[] = [];
@@ -54,9 +90,10 @@ describe('ServiceShellModule', () => {
             { name: 'store', check: () => ({ ready: true }) },
           ],
           status: () => ({ revision: 7 }),
+          authenticator: { authenticate: (token) => CREDENTIALS[token] ?? null },
         }),
       ],
-      controllers: [ThingsController],
+      controllers: [ThingsController, GuardedController],
     })
     class TestModule {}
     app = await createServiceApp(TestModule);
@@ -67,7 +104,7 @@ describe('ServiceShellModule', () => {
   afterAll(() => app.close());
 
   const get = async (path: string): Promise<{ status: number; body: unknown; text: string }> => {
-    const response = await fetch(`${url}${path}`);
+    const response = await fetch(`${url}${path}`, { headers: { authorization: 'Bearer reader-token' } });
     const text = await response.text();
     let body: unknown = null;
     try {
@@ -160,6 +197,46 @@ describe('ServiceShellModule', () => {
     expect(routes).toContainEqual({ method: 'GET', route: '/things/:id', status_code: '200' });
     expect(routes).toContainEqual({ method: 'GET', route: '/things/broken', status_code: '500' });
     expect(promtoolProblems(metrics.text)).toEqual([]);
+  });
+  it('asks every route not marked public for a credential: 401 without or unknown, 403 when not allowed', async () => {
+    const call = async (method: string, path: string, token?: string) => {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      });
+      return {
+        status: response.status,
+        challenge: response.headers.get('www-authenticate'),
+        text: await response.text(),
+      };
+    };
+    expect(await call('GET', '/things/1')).toMatchObject({
+      status: 401,
+      challenge: 'Bearer realm="policygen-test-service"',
+    });
+    expect((await call('GET', '/things/1', 'guessed')).status).toBe(401);
+    expect((await call('GET', '/things/1', 'reader-token')).status).toBe(200);
+    expect((await call('GET', '/guarded/open')).status).toBe(200);
+    // Any method but GET and HEAD needs an editor; a relay's credential is no API token.
+    expect((await call('POST', '/guarded/write', 'reader-token')).status).toBe(403);
+    expect((await call('POST', '/guarded/write', 'relay-token')).status).toBe(403);
+    const written = await call('POST', '/guarded/write', 'editor-token');
+    expect({ status: written.status, principal: JSON.parse(written.text) as unknown }).toEqual({
+      status: 200,
+      principal: CREDENTIALS['editor-token'],
+    });
+    expect((await call('GET', '/guarded/admins-only', 'editor-token')).status).toBe(403);
+    expect((await call('GET', '/guarded/relays-only', 'reader-token')).status).toBe(403);
+    expect((await call('GET', '/guarded/relays-only', 'relay-token')).status).toBe(200);
+    for (const path of ['/health/live', '/health/ready', '/status', '/metrics'])
+      expect({ path, status: (await call('GET', path)).status }).not.toEqual({ path, status: 401 });
+    const metrics = await call('GET', '/metrics');
+    expect(metrics.text).toMatch(
+      /policygen_http_auth_refusals_total\{service="test-service",status="401"\} [1-9]/,
+    );
+    expect(metrics.text).toMatch(
+      /policygen_http_auth_refusals_total\{service="test-service",status="403"\} [1-9]/,
+    );
   });
 });
 
