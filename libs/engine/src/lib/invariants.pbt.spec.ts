@@ -43,7 +43,10 @@ function generateAll(
   const nodes = new Map<string, GeneratedNode>();
   for (const nodeId of compiled.nodeIds) {
     const computation = computeNode(compiled, nodeId, options);
-    nodes.set(nodeId, { computation, bundle: bundleOf(computation, options) });
+    nodes.set(nodeId, {
+      computation,
+      bundle: bundleOf(computation, options, compiled.settings.maxBundleBytes),
+    });
   }
   return nodes;
 }

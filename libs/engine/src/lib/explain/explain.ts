@@ -22,7 +22,7 @@ export function explainNode(
   options: GenerateOptions = {},
 ): NodeExplanation {
   const computation = computeNode(compiled, nodeId, options);
-  const manifest = bundleOf(computation, options).manifest;
+  const manifest = bundleOf(computation, options, compiled.settings.maxBundleBytes).manifest;
   const manifestPolicies = new Map((manifest?.policies ?? []).map((policy) => [policy.id, policy]));
   const node = computation.node;
   const appliedRules = new Set(compiled.rulesOfNode.get(nodeId) ?? []);

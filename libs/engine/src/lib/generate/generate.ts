@@ -31,7 +31,7 @@ export function sha256(text: string): string {
 }
 
 export function bundleFile(path: string, content: string): BundleFile {
-  return { path, content, sha256: sha256(content) };
+  return { path, content, sha256: sha256(content), bytes: Buffer.byteLength(content, 'utf8') };
 }
 
 const byPath = (a: { path: string }, b: { path: string }): number =>
@@ -56,7 +56,7 @@ export function generateNode(
 ): NodeBundle {
   if (!compiled.nodes.has(nodeId)) throw new Error(`unknown node ${nodeId}`);
   try {
-    return bundleOf(computeNode(compiled, nodeId, options), options);
+    return bundleOf(computeNode(compiled, nodeId, options), options, compiled.settings.maxBundleBytes);
   } catch (error) {
     return failedBundle(nodeId, generationError(error), compiled.settings.ordering, options);
   }
@@ -81,25 +81,49 @@ export function failedBundle(
   );
 }
 
-export function bundleOf(computation: NodeComputation, options: GenerateOptions): NodeBundle {
+export function bundleOf(
+  computation: NodeComputation,
+  options: GenerateOptions,
+  maxBundleBytes: number,
+): NodeBundle {
   const nodeId = computation.node.id;
   if (computation.status === 'ignored') return ignoredBundle(nodeId);
   const rendered =
     computation.status === 'ok'
       ? renderNodeFiles(computation, options.generatedAt ?? 0)
       : new Map<string, string>();
+  const files = [...rendered].map(([path, content]) => bundleFile(path, content));
+  const tooLarge = bundleSizeError(
+    files.filter((file) => file.path !== GENERATED_AT_FILE),
+    maxBundleBytes,
+  );
   return assembleBundle(
     {
       nodeId,
-      status: computation.status,
-      errors: computation.errors,
+      status: tooLarge ? 'failed' : computation.status,
+      errors: tooLarge ? [tooLarge] : computation.errors,
       ordering: computation.ordering.mode,
       policies: manifestPolicies(computation.policies, computation.edges, computation.modeBasis),
       properties: computation.inherited.properties,
-      files: [...rendered].map(([path, content]) => bundleFile(path, content)),
+      files: tooLarge ? [] : files,
     },
     options,
   );
+}
+
+/**
+ * The node's failure when its files (those the bundle hash covers: all but the manifest and the
+ * generation time) add up to more than `maxBundleBytes`; null otherwise.
+ */
+export function bundleSizeError(files: readonly FileDigest[], maxBundleBytes: number): NodeError | null {
+  let bytes = 0;
+  for (const file of files) bytes += file.bytes;
+  return bytes > maxBundleBytes
+    ? {
+        code: 'BUNDLE_TOO_LARGE',
+        message: `the node's files add up to ${bytes} bytes, more than settings.maxBundleBytes (${maxBundleBytes})`,
+      }
+    : null;
 }
 
 export function ignoredBundle(nodeId: string): NodeBundle {

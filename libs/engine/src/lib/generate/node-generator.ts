@@ -42,6 +42,7 @@ import {
 } from './compute-node';
 import {
   assembleBundle,
+  bundleSizeError,
   bundleFile,
   bundleHash,
   failedBundle,
@@ -387,7 +388,7 @@ export class NodeGenerator {
       if (own.dynamic.size >= MAX_DYNAMIC_PER_NODE) own.dynamic.clear();
       own.dynamic.set(entry, {
         key,
-        files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
+        files: files.map(digestOf),
         unknown: expanded,
       });
     });
@@ -396,21 +397,24 @@ export class NodeGenerator {
     for (const entry of values) for (const error of entry.missing) errors.push(error);
     for (const error of unknown) errors.push(error);
     for (const error of plan.errorsAfter) errors.push(error);
-    const status = errors.length > 0 ? 'failed' : 'ok';
     const policyFiles: FileDigest[] = [];
     for (const index of plan.applyOrder) for (const file of filesOf[index] ?? []) policyFiles.push(file);
 
     let hash: string | null = null;
-    if (status === 'ok') {
-      hash = bundleHash([
+    if (errors.length === 0) {
+      const digests = [
         LIBRARY_FILE,
         own.system,
         this.propertiesDigest(own, levels, properties),
         plan.promises,
         plan.csv,
         ...policyFiles,
-      ]);
+      ];
+      const tooLarge = bundleSizeError(digests, this.compiled.settings.maxBundleBytes);
+      if (tooLarge) errors.push(tooLarge);
+      else hash = bundleHash(digests);
     }
+    const status = errors.length > 0 ? 'failed' : 'ok';
     const result: NodeResult = { nodeId, status, errors, hash, inputsKey, policies: plan.policies.length };
     if (!options.materialise) return { result };
     // The digests are known: the contents are made again, not hashed again.
@@ -452,7 +456,7 @@ export class NodeGenerator {
     let digests = this.nodeDigests.get(node);
     if (!digests) {
       const system = bundleFile(SYSTEM_BUNDLES_FILE, renderSystemBundles(node));
-      digests = { system: { path: system.path, sha256: system.sha256 }, dynamic: new Map() };
+      digests = { system: digestOf(system), dynamic: new Map() };
       this.nodeDigests.set(node, digests);
     }
     return digests;
@@ -463,7 +467,7 @@ export class NodeGenerator {
     if (digests.levelsSerial !== levels.serial || !digests.properties) {
       const file = bundleFile(PROPERTIES_FILE, propertiesFileOf(properties));
       digests.levelsSerial = levels.serial;
-      digests.properties = { path: file.path, sha256: file.sha256 };
+      digests.properties = digestOf(file);
     }
     return digests.properties;
   }
@@ -800,7 +804,7 @@ function referencesOfDraft(draft: Draft): ParsedReference[] {
 }
 
 function digestOf(file: BundleFile): FileDigest {
-  return { path: file.path, sha256: file.sha256 };
+  return { path: file.path, sha256: file.sha256, bytes: file.bytes };
 }
 
 /** The policy modes of a policy's directives on a node, and a key of them. */

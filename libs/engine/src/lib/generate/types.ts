@@ -11,6 +11,8 @@ export const NODE_ERROR_CODES = [
   'MISSING_PARAMETER',
   /** Generating the node threw: a defect, recorded as the node's failure so the others go on. */
   'GENERATION_ERROR',
+  /** The node's files add up to more than `settings.maxBundleBytes`: it keeps its last good tree. */
+  'BUNDLE_TOO_LARGE',
 ] as const;
 export type NodeErrorCode = (typeof NODE_ERROR_CODES)[number];
 
@@ -83,10 +85,12 @@ export interface BundleFile {
   readonly path: string;
   readonly content: string;
   readonly sha256: string;
+  /** Bytes of `content` as UTF-8. */
+  readonly bytes: number;
 }
 
 /** A file of a bundle known by its digest alone. */
-export type FileDigest = Pick<BundleFile, 'path' | 'sha256'>;
+export type FileDigest = Pick<BundleFile, 'path' | 'sha256' | 'bytes'>;
 
 export interface NodeBundle {
   readonly nodeId: string;

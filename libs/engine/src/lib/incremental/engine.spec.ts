@@ -196,6 +196,58 @@ describe('the incremental engine', () => {
     expect(engine.bundle('n2')).toEqual(generateNode(compileFleet(fleet), 'n2', { revision: 0 }));
   });
 
+  it('fails a node whose files outgrow settings.maxBundleBytes, generates the others, and lets a raised limit through', () => {
+    const base = fleetOf(BASE);
+    // Within the value limit (64 KiB) one by one, beyond the bundle limit together.
+    const big = Object.fromEntries(
+      Array.from({ length: 3 }, (_, index) => [`blob${index}`, 'x'.repeat(30_000)]),
+    );
+    const fleet: Fleet = {
+      ...base,
+      settings: { ...base.settings, maxBundleBytes: 65_536 },
+      nodes: base.nodes.map((node) => (node.id === 'n2' ? { ...node, properties: big } : node)),
+    };
+    const engine = GenerationEngine.fromFleet(fleet);
+    expect(engine.regenerate().changed).toEqual(['n1', 'n2', 'n3']);
+    expect(engine.result('n2')).toMatchObject({
+      status: 'failed',
+      hash: null,
+      errors: [
+        {
+          code: 'BUNDLE_TOO_LARGE',
+          message: expect.stringContaining('more than settings.maxBundleBytes (65536)'),
+        },
+      ],
+    });
+    expect(['n1', 'n3'].map((nodeId) => engine.result(nodeId)?.status)).toEqual(['ok', 'ok']);
+    // The full generation says the same, file for file.
+    expect(engine.bundle('n2')).toEqual(generateNode(compileFleet(fleet), 'n2', { revision: 0 }));
+    expectEqualsFullGeneration(engine);
+    expect(engine.apply({ upsert: { settings: { maxBundleBytes: 1024 * 1024 } } })).toMatchObject({
+      ok: true,
+    });
+    engine.regenerate();
+    expect(engine.result('n2')).toMatchObject({ status: 'ok' });
+    expectEqualsFullGeneration(engine);
+  });
+
+  it('holds a change set to the value limit the configuration will have', () => {
+    const engine = GenerationEngine.fromFleet(fleetOf(BASE));
+    const big = { upsert: { parameters: { banner: 'x'.repeat(70_000) } } };
+    expect(engine.apply(big)).toMatchObject({
+      ok: false,
+      issues: [
+        {
+          path: '$.upsert.parameters.banner',
+          message: expect.stringContaining('settings.maxValueBytes (65536)'),
+        },
+      ],
+    });
+    expect(engine.apply({ upsert: { ...big.upsert, settings: { maxValueBytes: 131_072 } } })).toMatchObject({
+      ok: true,
+    });
+  });
+
   it('coalesces a burst: each affected node once, at the newest revision', () => {
     const engine = GenerationEngine.fromFleet(fleetOf(BASE));
     engine.regenerate();

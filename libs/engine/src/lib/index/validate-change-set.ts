@@ -90,15 +90,19 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
       upsertPaths.set(result.data, path);
     });
   }
-  if (upsertRaw['parameters'] !== undefined)
-    upsert.parameters = parseParameters(upsertRaw['parameters'], (path, message) =>
-      report(['upsert', ...path], message),
-    );
   if (upsertRaw['settings'] !== undefined) {
     const result = settingsChangeSchema.safeParse(upsertRaw['settings'], { reportInput: true });
     if (result.success) upsert.settings = stripUndefined(result.data) as Partial<Settings>;
     else issues.push(...toValidationIssues(result.error.issues, ['upsert', 'settings']));
   }
+  // Values are held to the limit the configuration will have: a change may raise it and use it.
+  const maxValueBytes = upsert.settings?.maxValueBytes ?? state.settings.maxValueBytes;
+  if (upsertRaw['parameters'] !== undefined)
+    upsert.parameters = parseParameters(
+      upsertRaw['parameters'],
+      (path, message) => report(['upsert', ...path], message),
+      maxValueBytes,
+    );
 
   const deletePaths = new Map<string, PathSegment[]>();
   const parseDeletes = <T>(
@@ -206,6 +210,7 @@ function checkAgainstState(
     known,
     techniqueVersions,
     relayParent: (id) => (deleted('relays', id) ? undefined : relayParents.get(id)),
+    maxValueBytes: change.upsert.settings?.maxValueBytes ?? state.settings.maxValueBytes,
   };
 
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Json } from './json';
-import { hasControlCharacter, LIMITS } from '../validation/limits';
+import { DEFAULT_MAX_BUNDLE_BYTES, hasControlCharacter, LIMITS } from '../validation/limits';
 
 /** Ids of every kind: `^[A-Za-z0-9][A-Za-z0-9_.-]*$`, unique per kind (fleet-format.md). */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -106,6 +106,24 @@ const settingFields = {
     .describe(
       'Whether nodes and directives may set their own policy mode; when false the global one applies everywhere',
     ),
+  /** Bytes of one value (a parameter, a property, a fact) as JSON: beyond, it is refused at its path. */
+  maxValueBytes: z
+    .number()
+    .int()
+    .min(1_024)
+    .max(16 * 1024 * 1024)
+    .describe(
+      'Largest value (parameter, property, fact) as JSON, in bytes; a larger one is refused at its JSON path',
+    ),
+  /** Bytes of a node's files: beyond, the node fails with BUNDLE_TOO_LARGE and keeps its last good tree. */
+  maxBundleBytes: z
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1024 * 1024 * 1024)
+    .describe(
+      'Largest node bundle (its files but the manifest and the generation time), in bytes; a larger one fails the node with BUNDLE_TOO_LARGE',
+    ),
   /** Global parameter name → its inheritance mode. */
   parameterInheritModes: inheritModes.describe(
     "Global parameter name -> its inheritance mode (see a group's inheritModes)",
@@ -118,6 +136,8 @@ export const settingsSchema = z.strictObject({
   policyMode: settingFields.policyMode.default('enforce'),
   policyModeOverridable: settingFields.policyModeOverridable.default(true),
   parameterInheritModes: settingFields.parameterInheritModes.default({}),
+  maxValueBytes: settingFields.maxValueBytes.default(LIMITS.maxValueBytes),
+  maxBundleBytes: settingFields.maxBundleBytes.default(DEFAULT_MAX_BUNDLE_BYTES),
 });
 
 /** A change of settings: the settings it names, no defaults (the others keep their values). */
@@ -127,6 +147,8 @@ export const settingsChangeSchema = z.strictObject({
   policyMode: settingFields.policyMode.optional(),
   policyModeOverridable: settingFields.policyModeOverridable.optional(),
   parameterInheritModes: settingFields.parameterInheritModes.optional(),
+  maxValueBytes: settingFields.maxValueBytes.optional(),
+  maxBundleBytes: settingFields.maxBundleBytes.optional(),
 });
 
 const techniqueParameterSchema = z.strictObject({

@@ -16,9 +16,12 @@ export const LIMITS = {
   maxDocumentDepth: 64,
   /** Levels of nesting of one value (a parameter, a property, a fact), containers counted. */
   maxValueDepth: 32,
-  /** Bytes of one value as JSON (UTF-8). */
+  /** Bytes of one value as JSON (UTF-8), unless `settings.maxValueBytes` says otherwise. */
   maxValueBytes: 64 * 1024,
 } as const;
+
+/** A node's files, unless `settings.maxBundleBytes` says otherwise: a typical tree is 100-300 KB. */
+export const DEFAULT_MAX_BUNDLE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The path of the first container nested deeper than `maxDepth` (a bare value has depth 0, `[]`
@@ -45,6 +48,7 @@ export function checkValueLimits(
   values: Readonly<Record<string, Json>>,
   path: readonly PathSegment[],
   report: (path: readonly PathSegment[], message: string) => void,
+  maxValueBytes: number,
 ): void {
   for (const [name, value] of Object.entries(values)) {
     if (!isJsonObject(value) && !Array.isArray(value) && typeof value !== 'string') continue;
@@ -54,8 +58,11 @@ export function checkValueLimits(
       continue;
     }
     const bytes = utf8Length(JSON.stringify(value));
-    if (bytes > LIMITS.maxValueBytes)
-      report([...path, name], `is ${bytes} bytes as JSON, more than the limit of ${LIMITS.maxValueBytes}`);
+    if (bytes > maxValueBytes)
+      report(
+        [...path, name],
+        `is ${bytes} bytes as JSON, more than settings.maxValueBytes (${maxValueBytes})`,
+      );
   }
 }
 

@@ -24,9 +24,35 @@ describe('fleet validation: every issue, with its JSON path', () => {
       policyMode: 'enforce',
       policyModeOverridable: true,
       parameterInheritModes: {},
+      maxValueBytes: 65_536,
+      maxBundleBytes: 16 * 1024 * 1024,
     });
     expect(result.fleet.directives[0]).toMatchObject({ priority: 5, enabled: true, before: [] });
     expect(result.fleet.nodes[0]).toMatchObject({ policyServer: 'root', state: 'enabled' });
+  });
+
+  it('holds values to settings.maxValueBytes, itself bounded', () => {
+    const fleet = (settings: Record<string, unknown>) =>
+      validateFleet({
+        settings,
+        parameters: { motd: 'x'.repeat(3_000) },
+        nodes: [{ id: 'n', hostname: 'n' }],
+      });
+    expect(fleet({ maxValueBytes: 2_048 })).toEqual({
+      ok: false,
+      issues: [
+        {
+          path: '$.parameters.motd',
+          message: 'is 3002 bytes as JSON, more than settings.maxValueBytes (2048)',
+        },
+      ],
+    });
+    expect(fleet({ maxValueBytes: 4_096 }).ok).toBe(true);
+    const bounds = fleet({ maxValueBytes: 10, maxBundleBytes: 2 ** 40 });
+    expect(bounds.ok ? [] : bounds.issues.map((issue) => issue.path)).toEqual([
+      '$.settings.maxValueBytes',
+      '$.settings.maxBundleBytes',
+    ]);
   });
 
   it('reports unknown fields, wrong types, bad ids and priorities out of range together', () => {
@@ -252,7 +278,10 @@ describe('fleet validation: every issue, with its JSON path', () => {
       }),
     );
     expect(!result.ok && result.issues).toEqual([
-      { path: '$.parameters.big', message: 'is 80002 bytes as JSON, more than the limit of 65536' },
+      {
+        path: '$.parameters.big',
+        message: 'is 80002 bytes as JSON, more than settings.maxValueBytes (65536)',
+      },
       { path: '$.nodes[0].id', message: 'must be at most 128 characters' },
       { path: '$.nodes[0].hostname', message: 'must be at most 253 characters' },
     ]);

@@ -82,7 +82,7 @@ export function validateFleet(input: unknown): ValidationResult {
   if (!settingsResult.success) issues.push(...toValidationIssues(settingsResult.error.issues, ['settings']));
   const settings: Settings = settingsResult.success ? settingsResult.data : settingsSchema.parse({});
 
-  const parameters = parseParameters(raw['parameters'], report);
+  const parameters = parseParameters(raw['parameters'], report, settings.maxValueBytes);
   checkInheritModes(
     settings.parameterInheritModes,
     parameters,
@@ -90,7 +90,7 @@ export function validateFleet(input: unknown): ValidationResult {
     report,
   );
   const parsed = parseCollections(raw, issues, report);
-  checkReferences(parsed, report);
+  checkReferences(parsed, report, settings.maxValueBytes);
 
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, fleet: { settings, parameters, ...(parsed.entities as ParsedEntities) } };
@@ -110,7 +110,7 @@ interface ParsedCollections {
 
 export type Report = (path: readonly PathSegment[], message: string) => void;
 
-export function parseParameters(value: unknown, report: Report): Record<string, Json> {
+export function parseParameters(value: unknown, report: Report, maxValueBytes: number): Record<string, Json> {
   if (value === undefined) return {};
   if (!isJsonObject(value as Json)) {
     report(['parameters'], 'expected an object of parameter name to value');
@@ -118,7 +118,7 @@ export function parseParameters(value: unknown, report: Report): Record<string, 
   }
   const parameters = value as Record<string, Json>;
   checkCarriable(parameters, ['parameters'], report);
-  checkValueLimits(parameters, ['parameters'], report);
+  checkValueLimits(parameters, ['parameters'], report, maxValueBytes);
   for (const name of Object.keys(parameters)) {
     if (!PROPERTY_NAME_PATTERN.test(name))
       report(['parameters', name], 'parameter names must match ^[a-zA-Z0-9][a-zA-Z0-9_]*$');
@@ -162,7 +162,7 @@ function parseCollections(
   return { entities: entities as unknown as ParsedEntities, indexOf, rawIds };
 }
 
-function checkReferences(parsed: ParsedCollections, report: Report): void {
+function checkReferences(parsed: ParsedCollections, report: Report, maxValueBytes: number): void {
   const { entities, indexOf, rawIds } = parsed;
   const at = (collection: FleetCollection, entity: object, ...rest: PathSegment[]): PathSegment[] => [
     collection,
@@ -195,6 +195,7 @@ function checkReferences(parsed: ParsedCollections, report: Report): void {
     known: (collection, id) => rawIds[collection].has(id),
     techniqueVersions: (id) => techniqueVersions.get(id),
     relayParent: (id) => relayParent.get(id),
+    maxValueBytes,
   };
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
     for (const entity of entities[collection])
@@ -209,6 +210,8 @@ export interface ReferenceView {
   known(collection: FleetCollection, id: string): boolean;
   techniqueVersions(id: string): readonly Technique[] | undefined;
   relayParent(id: string): string | undefined;
+  /** The configuration's `settings.maxValueBytes` (after the change, for a change set). */
+  readonly maxValueBytes: number;
 }
 
 /** The key a collection's entities are unique by: techniques by id and version, others by id. */
@@ -266,7 +269,7 @@ export function checkEntity(
       return;
     case 'directives':
       checkDirective(entity as Directive, path, view, report);
-      checkValueLimits((entity as Directive).parameters, [...path, 'parameters'], report);
+      checkValueLimits((entity as Directive).parameters, [...path, 'parameters'], report, view.maxValueBytes);
       return;
     case 'relationships': {
       const relationship = entity as Relationship;
@@ -299,7 +302,7 @@ export function checkEntity(
         );
       }
       checkProperties(group.properties, [...path, 'properties'], report);
-      checkValueLimits(group.properties, [...path, 'properties'], report);
+      checkValueLimits(group.properties, [...path, 'properties'], report, view.maxValueBytes);
       checkInheritModes(group.inheritModes ?? {}, group.properties, [...path, 'inheritModes'], report);
       return;
     }
@@ -311,8 +314,8 @@ export function checkEntity(
       if (!isPolicyServer(node.policyServer))
         report([...path, 'policyServer'], `unknown policy server ${node.policyServer} (root or a relay id)`);
       checkProperties(node.properties, [...path, 'properties'], report);
-      checkValueLimits(node.properties, [...path, 'properties'], report);
-      checkValueLimits(node.facts, [...path, 'facts'], report);
+      checkValueLimits(node.properties, [...path, 'properties'], report, view.maxValueBytes);
+      checkValueLimits(node.facts, [...path, 'facts'], report, view.maxValueBytes);
       checkInheritModes(node.inheritModes ?? {}, node.properties, [...path, 'inheritModes'], report);
       return;
     }
