@@ -91,7 +91,7 @@ async function makeRoot(directory: string, nodes: number): Promise<void> {
           generatedAt: AT,
           distributedAt: AT,
           files: files.map(({ path, sha256 }) => ({ path, sha256 })),
-          tokenDigest: null,
+          nodeKey: null,
         },
       });
     }
