@@ -396,6 +396,23 @@ describe('the API tokens of the compose file', () => {
   });
 });
 
+describe('the relays of the compose file', () => {
+  it('each have their own credential for their parent, as a Docker secret file of their own', () => {
+    const relays = servicesOfApp('relay');
+    expect(relays.length).toBeGreaterThanOrEqual(2);
+    const secretNames = relays.map((relay) => {
+      expect(relay.env.get('POLICYGEN_RELAY_TOKEN')).toBeUndefined();
+      const name = /^\/run\/secrets\/(.+)$/.exec(relay.env.get('POLICYGEN_RELAY_TOKEN_FILE') ?? '')?.[1];
+      expect({ relay: relay.name, secret: name }).toEqual({ relay: relay.name, secret: expect.any(String) });
+      expect(relay.raw['secrets']).toContain(name);
+      const file = String(record(record(compose['secrets'])[String(name)])['file']);
+      expect(file).toMatch(/^\.\/deploy\/secrets\//);
+      return name;
+    });
+    expect(new Set(secretNames).size).toBe(relays.length);
+  });
+});
+
 describe('the secrets of the compose file', () => {
   it('come from files or the host environment, never literals: no password, secret or credential in a URL', () => {
     const literals = services.flatMap((service) =>

@@ -1,4 +1,4 @@
-import { issueNodeToken } from '@policygen/distribution';
+import { nodeKey, nodeTokenValid, parseNodeToken } from '@policygen/distribution';
 import { smallFleet } from './testing/fixtures';
 import { configServiceForSuite } from './testing/running-config-service';
 
@@ -16,7 +16,17 @@ describe('config service: node tokens', () => {
     for (let request = 0; request < 3; request++) {
       const issued = await suite.api.post('/api/v1/nodes/n1/token', {});
       expect(issued.status).toBe(200);
-      expect(issued.body).toEqual({ nodeId: 'n1', token: issueNodeToken(SECRET, 'n1') });
+      const { nodeId, token, expiresAt } = issued.body as {
+        nodeId: string;
+        token: string;
+        expiresAt: string;
+      };
+      expect(nodeId).toBe('n1');
+      // 90 days by default, to the second.
+      expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(89 * 86_400_000);
+      const claim = parseNodeToken(token);
+      expect(claim?.nodeId).toBe('n1');
+      expect(claim && nodeTokenValid(claim, nodeKey(SECRET, 'n1'), Date.now())).toBe(true);
     }
     const limited = await suite.api.post('/api/v1/nodes/n2/token', {});
     expect(limited.status).toBe(429);

@@ -7,6 +7,7 @@ import type { Express, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
 import { configServiceAuthenticator, createConfigServiceApp } from '@policygen/config-service';
+import { issueRelayToken } from '@policygen/distribution';
 import type { DistributionService } from '@policygen/distribution-service';
 import { startDistributionService } from '@policygen/distribution-service';
 import { TOPICS } from '@policygen/events';
@@ -164,6 +165,8 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
   const relay = await startRelay({
     relayId: 'root',
     parentUrl: `${url}${MOUNTS.distribution}`,
+    // Derived from this run's secret, as an admin would have it issued (POST /api/v1/relays/root/token).
+    relayToken: issueRelayToken(tokenSecret, 'root'),
     dataDir: `${options.dataDir}/relay-root`,
     logger: logger.child({ service: 'relay' }),
     defaultMetrics: false,

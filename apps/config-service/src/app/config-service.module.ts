@@ -19,6 +19,7 @@ import { NodeTokensController } from '../node-tokens/node-tokens.controller';
 import { createOutboxProducer } from '../outbox/outbox-producer';
 import { OutboxService } from '../outbox/outbox.service';
 import { ParametersController } from '../parameters/parameters.controller';
+import { RelayTokensController } from '../relays/relay-tokens.controller';
 import { ParametersService } from '../parameters/parameters.service';
 import { SettingsController } from '../settings/settings.controller';
 import { SettingsService } from '../settings/settings.service';
@@ -66,6 +67,7 @@ export class ConfigServiceModule {
         NodeTokensController,
         ApiTokensController,
         WhoamiController,
+        RelayTokensController,
         PipelineController,
       ],
       providers: [

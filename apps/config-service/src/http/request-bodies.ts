@@ -29,8 +29,8 @@ interface BodyParserError {
  * imports, both up to `limitBytes`. Whatever cannot be read is answered here with a 4xx that says
  * why, before any handler runs.
  */
-/** Actions that take no body (issuing a node's token). */
-const BODILESS_ACTIONS = [/^\/api\/v1\/nodes\/[^/]+\/token$/];
+/** Actions that may take no body (issuing a node's token, a relay's credential). */
+const BODILESS_ACTIONS = [/^\/api\/v1\/nodes\/[^/]+\/token$/, /^\/api\/v1\/relays\/[^/]+\/token$/];
 
 export function installRequestBodies(app: NestExpressApplication, limitBytes: number): void {
   app.useBodyParser('json', { limit: limitBytes, strict: false, type: JSON_MEDIA_TYPES });

@@ -61,11 +61,47 @@ export function observabilityPaths(): Record<string, PathItemObject> {
     '/api/v1/nodes/{id}/token': {
       post: {
         tags: ['nodes'],
-        summary: "A node's token for its relay (Authorization: Bearer <token>)",
+        summary: "A node's token for its relay (Authorization: Bearer <token>), valid for a number of days",
+        description:
+          'Each call issues a new token; those issued before stay valid until they expire. Rotating the token secret revokes them all.',
+        parameters: [path('id')],
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  expiresInDays: { type: 'integer', minimum: 1, maximum: 366, default: 90 },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '200': json(
+            { type: 'object', properties: { nodeId: text, token: text, expiresAt: time } },
+            'The token, and when it expires',
+          ),
+          '400': error('expiresInDays is not an integer from 1 to 366 (the issue names the field)'),
+          '404': error('No such node'),
+          '503': error('No token secret is configured'),
+        },
+      },
+    },
+    '/api/v1/relays/{id}/token': {
+      post: {
+        tags: ['relays'],
+        summary:
+          "A relay's credential for its parent (POLICYGEN_RELAY_TOKEN): admin tokens only; `root` is the root server's relay",
+        description:
+          'Derived from the relay id and the token secret: the same one each time; rotating the secret revokes them all.',
         parameters: [path('id')],
         responses: {
-          '200': json({ type: 'object', properties: { nodeId: text, token: text } }, 'The token'),
-          '404': error('No such node'),
+          '200': json({ type: 'object', properties: { relayId: text, token: text } }, 'The credential'),
+          '403': error('The API token is not an admin token'),
+          '404': error('No such relay'),
           '503': error('No token secret is configured'),
         },
       },

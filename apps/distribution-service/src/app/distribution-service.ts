@@ -14,6 +14,9 @@ import {
   FEED_LOG,
   FeedController,
   FeedLog,
+  RELAY_DIRECTORY,
+  TopologyRelayDirectory,
+  deploymentAuthenticator,
 } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
@@ -41,6 +44,7 @@ export interface DistributionServiceOptions {
   readonly topics: TopicNames;
   /** Blob directory and root feed. */
   readonly dataDir: string;
+  /** The deployment's secret: node tokens and relay credentials are checked with it (null: nobody gets in). */
   readonly tokenSecret: string | null;
   /** The consumer group of the bundles; the change log is read in `<group>.change-log.<instance>`. */
   readonly groupId: string;
@@ -170,6 +174,8 @@ export async function startDistributionService(
         registry,
         readiness: () => readiness,
         status: () => distributor.status(),
+        // Relays by their credential, nodes by their token: both derive from the deployment's secret.
+        authenticator: deploymentAuthenticator(options.tokenSecret),
       }),
     ],
     controllers: [FeedController, DistributionEventsController],
@@ -177,6 +183,10 @@ export async function startDistributionService(
       { provide: DISTRIBUTOR, useValue: distributor },
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
+      {
+        provide: RELAY_DIRECTORY,
+        useValue: new TopologyRelayDirectory(options.tokenSecret, () => distributor.relayTopology),
+      },
       {
         provide: CONFIRMATION_SINK,
         useValue: new ConfirmationPublisher(producer, topics.distributionEvents, registry, logger),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
-import { BlobDirectory, FeedLog } from '@policygen/distribution';
+import { BlobDirectory, FeedLog, nodeKey } from '@policygen/distribution';
 import { sha256, validateFleet } from '@policygen/engine';
 import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
@@ -149,5 +149,44 @@ describe('Distributor', () => {
       [[b.id, null]],
     ]);
     expect(told[1]?.[0]?.bundle).toEqual(a2);
+  });
+
+  it('gives every held bundle the node key of the secret it starts with: a rotated secret revokes the old tokens at every relay', async () => {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    const [node] = validation.fleet.nodes.filter((candidate) => candidate.policyServer === 'root');
+    if (!node) throw new Error('the demo fleet has no node on root');
+    const started = async (tokenSecret: string): Promise<Distributor> => {
+      const distributor = new Distributor({
+        log,
+        blobs,
+        cache,
+        snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+        logger: pino({ level: 'silent' }),
+        tokenSecret,
+      });
+      await distributor.start();
+      return distributor;
+    };
+    const contents = [`{"node":"${node.id}"}`, 'bundle common k {}'];
+    await cache.putBlobs(contents.map((content) => ({ sha256: sha256(content), content })));
+    const first = await started('the-first-secret-long-enough');
+    await first.bundles([{ event: bundleOf(node.id, contents), receivedAt: Date.now() }]);
+    const written = log.latest(node.id);
+    expect(written?.bundle?.nodeKey).toBe(nodeKey('the-first-secret-long-enough', node.id));
+
+    await started('the-first-secret-long-enough');
+    expect(log.latest(node.id)?.seq).toBe(written?.seq);
+
+    await started('a-rotated-secret-long-enough');
+    expect(log.latest(node.id)).toMatchObject({
+      revision: written?.revision,
+      bundle: {
+        hash: written?.bundle?.hash,
+        nodeKey: nodeKey('a-rotated-secret-long-enough', node.id),
+        catchUp: true,
+      },
+    });
+    expect(log.latest(node.id)?.seq).toBeGreaterThan(written?.seq ?? 0);
   });
 });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
-import { DistributionLedger, RelayTopology, issueNodeToken, nodeTokenDigest } from '@policygen/distribution';
+import { DistributionLedger, RelayTopology, nodeKey } from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
 import type { SnapshotSource } from '@policygen/store';
@@ -13,7 +13,7 @@ export interface DistributorOptions {
   readonly cache: BundleCache;
   readonly snapshots: SnapshotSource;
   readonly logger: Logger;
-  /** The secret node tokens are signed with; without it, no node can authenticate. */
+  /** The secret node tokens and relay credentials derive from; without it, nobody can authenticate. */
   readonly tokenSecret: string | null;
   /** How long a snapshot older than the change log is asked for again (default 30 s). */
   readonly snapshotPatienceMs?: number;
@@ -68,8 +68,13 @@ export class Distributor {
   constructor(private readonly options: DistributorOptions) {
     const secret = options.tokenSecret;
     this.ledger = new DistributionLedger(options.log, (nodeId) =>
-      secret === null ? null : nodeTokenDigest(issueNodeToken(secret, nodeId)),
+      secret === null ? null : nodeKey(secret, nodeId),
     );
+  }
+
+  /** The relay tree as the configuration has it now; null until it is loaded. */
+  get relayTopology(): RelayTopology | null {
+    return this.topology;
   }
 
   status(): DistributorStatus {
@@ -82,9 +87,21 @@ export class Distributor {
     };
   }
 
-  /** Loads the relay tree, and moves the nodes that moved while the service was away. */
+  /**
+   * Loads the relay tree, and moves the nodes that moved while the service was away; then gives the
+   * relays the node keys of the secret it has now, when it is another than the feed's (rotated).
+   */
   start(): Promise<void> {
-    return this.serially(() => this.loadSnapshot(0));
+    return this.serially(async () => {
+      await this.loadSnapshot(0);
+      const rekeyed = this.ledger.rekeyed();
+      if (rekeyed.length === 0) return;
+      await this.options.log.append(this.ledger.number(rekeyed));
+      this.options.logger.info(
+        { nodes: rekeyed.length },
+        'node keys written again: the token secret is not the one the feed was written with',
+      );
+    });
   }
 
   /**

@@ -13,7 +13,9 @@ import {
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
 import type { BlobDirectory, FeedBundle, FeedLog } from '@policygen/distribution';
-import { BLOB_DIRECTORY, FEED_LOG, claimedNodeId, entryFor, tokenMatches } from '@policygen/distribution';
+import { BLOB_DIRECTORY, Caller, FEED_LOG, entryFor } from '@policygen/distribution';
+import type { Principal } from '@policygen/service-kit';
+import { Requires } from '@policygen/service-kit';
 import type { FetchRecorder } from '../relay/fetch-recorder';
 import type { RelayIdentity } from './tokens';
 import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
@@ -21,12 +23,14 @@ import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
 
 /**
- * What nodes ask their relay. A node presents its token (`Authorization: Bearer <token>`); the
- * relay knows each served node's token digest from the feed. A node reads only its own bundle.
+ * What nodes ask their relay. A node presents its token (`Authorization: Bearer <token>`), which
+ * the credential guard checks with the node's key from the feed, expiry included (401 otherwise,
+ * and for a node this relay does not serve). A node reads only its own bundle (403 otherwise).
  * A bundle is served from the blob directory, by the file list of the node's latest entry, taken
  * once per request: blobs never change, so a request sees the old bundle or the new one whole.
  */
 @Controller('nodes')
+@Requires({ kinds: ['node'] })
 export class NodesController {
   constructor(
     @Inject(FEED_LOG) private readonly log: FeedLog,
@@ -41,13 +45,13 @@ export class NodesController {
    */
   @Get(':id/policies')
   async policies(
+    @Caller() caller: Principal,
     @Param('id') nodeId: string,
-    @Headers('authorization') authorization: string | undefined,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    const bundle = this.authenticate(nodeId, authorization);
+    const bundle = this.servedBundle(caller, nodeId);
     const etag = `"${bundle.hash}"`;
     response.setHeader('etag', etag);
     response.setHeader('cache-control', 'no-cache');
@@ -77,35 +81,25 @@ export class NodesController {
   /** When the served bundle was generated (epoch milliseconds), as Rudder's agents check it. */
   @Get(':id/rudder-promises-generated')
   async promisesGenerated(
+    @Caller() caller: Principal,
     @Param('id') nodeId: string,
-    @Headers('authorization') authorization: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    const bundle = this.authenticate(nodeId, authorization);
+    const bundle = this.servedBundle(caller, nodeId);
     const file = bundle.files.find((candidate) => candidate.path === PROMISES_GENERATED);
     if (!file) throw new NotFoundException(`the bundle ${bundle.hash} has no ${PROMISES_GENERATED}`);
     response.setHeader('etag', `"${bundle.hash}"`);
     response.type('text/plain').send(await this.blobs.read(file.sha256));
   }
 
-  /** The bundle of the node the token belongs to: 401 without a valid token, 403 for another node. */
-  private authenticate(nodeId: string, authorization: string | undefined): FeedBundle {
-    const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
-    if (!token) throw new UnauthorizedException('a node token is required: Authorization: Bearer <token>');
-    const claimed = claimedNodeId(token);
-    const entry = claimed === null ? undefined : this.log.latest(claimed);
-    const digest = entry?.bundle?.tokenDigest;
-    if (
-      !entry ||
-      !digest ||
-      entryFor(entry, this.identity.relayId) !== 'keep' ||
-      !tokenMatches(token, digest)
-    )
-      throw new UnauthorizedException(
-        `the token is not that of a node served by relay ${this.identity.relayId}`,
-      );
-    if (claimed !== nodeId) throw new ForbiddenException('a node may read only its own policies');
-    if (!entry.bundle) throw new UnauthorizedException('this relay does not serve the node');
+  /** The bundle of the calling node: 403 for another node's, 401 once this relay no longer serves it. */
+  private servedBundle(caller: Principal, nodeId: string): FeedBundle {
+    if (caller.kind !== 'node' || caller.nodeId !== nodeId)
+      throw new ForbiddenException('a node may read only its own policies');
+    const entry = this.log.latest(nodeId);
+    // The guard let the node in a moment ago: only a feed entry applied since can make this fail.
+    if (!entry?.bundle || entryFor(entry, this.identity.relayId) !== 'keep')
+      throw new UnauthorizedException(`relay ${this.identity.relayId} does not serve node ${nodeId}`);
     return entry.bundle;
   }
 }

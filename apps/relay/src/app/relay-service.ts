@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { rm } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -14,6 +14,9 @@ import {
   FEED_LOG,
   FeedController,
   FeedLog,
+  KnownRelays,
+  RELAY_DIRECTORY,
+  subtreeAuthenticator,
 } from '@policygen/distribution';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import { ServiceShellModule, createServiceApp } from '@policygen/service-kit';
@@ -28,6 +31,8 @@ export interface RelayOptions {
   readonly relayId: string;
   /** The distribution-service, or the relay above this one. */
   readonly parentUrl: string;
+  /** This relay's credential for its parent (`relay.<relayId>.<mac>`: relay-token.ts). */
+  readonly relayToken: string;
   readonly dataDir: string;
   readonly logger: Logger;
   readonly pollWaitMs?: number;
@@ -60,9 +65,18 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const identity: RelayIdentity = { relayId: options.relayId, parentUrl: options.parentUrl };
+  const relaysFile = join(options.dataDir, 'relays.json');
+  // Kept on disk: after a restart, the relays below authenticate before the parent answers again.
+  const relays = await readKnownRelays(relaysFile, options.logger);
   const follower = new Follower({
     relayId: options.relayId,
-    parent: new ParentClient(options.parentUrl, options.relayId, registry),
+    parent: new ParentClient(options.parentUrl, options.relayId, options.relayToken, registry),
+    onSubtreeRelays: async (named) => {
+      if (!relays.replace(named)) return;
+      await writeFile(`${relaysFile}.tmp`, JSON.stringify(relays.all()));
+      await rename(`${relaysFile}.tmp`, relaysFile);
+      options.logger.info({ relays: named.length }, 'the relays below, as the parent names them, saved');
+    },
     log,
     blobs,
     logger: options.logger,
@@ -80,6 +94,8 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
         registry,
         readiness: () => readiness,
         status: () => ({ ...identity, ...follower.status() }),
+        // The relays below by their credentials' digests, the nodes served by their keys: from the feed.
+        authenticator: subtreeAuthenticator({ relayId: options.relayId, log, relays }),
       }),
     ],
     controllers: [NodesController, FeedController],
@@ -87,6 +103,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       { provide: CONFIRMATION_SINK, useValue: follower },
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
+      { provide: RELAY_DIRECTORY, useValue: relays },
       { provide: RELAY_IDENTITY, useValue: identity },
       { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry, follower) },
     ],
@@ -117,4 +134,21 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       blobs.close();
     },
   };
+}
+
+/**
+ * The relays below as last saved; none when nothing was (a new relay, or one older than
+ * credentials) or it cannot be read: the parent's next page names them again.
+ */
+async function readKnownRelays(file: string, logger: Logger): Promise<KnownRelays> {
+  try {
+    return KnownRelays.read(await readFile(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      logger.warn(
+        { err: error, file },
+        'the saved relays below cannot be read: waiting for the parent to name them',
+      );
+    return new KnownRelays();
+  }
 }

@@ -6,7 +6,8 @@
  *   node tools/build/bundle-cli.mjs && npx esbuild apps/relay/src/bench/fresh-sync.ts --bundle \
  *     --platform=node --tsconfig=tsconfig.base.json --outfile=/tmp/fresh-sync.js \
  *     --external:@nestjs/microservices --external:@nestjs/websockets/socket-module \
- *     --external:class-transformer --external:class-validator \
+ *     --external:class-transformer --external:class-validator --external:@mikro-orm/core \
+ *     --external:@nestjs/mongoose '--external:@nestjs/sequelize/*' '--external:@nestjs/typeorm/*' \
  *   && node /tmp/fresh-sync.js --nodes 10000 [--root-dir DIR] [--relay dist/relay/main.js] [--relay-cpu-prof DIR] [--relay-log FILE] [--steady BUNDLES] [--out FILE]
  *
  * The root's data is kept in --root-dir (made once per node count, reused after); the relay's
@@ -25,6 +26,8 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { FeedEntry } from '@policygen/distribution';
+import pino from 'pino';
+import { Registry } from 'prom-client';
 import {
   BLOB_DIRECTORY,
   BlobDirectory,
@@ -32,11 +35,18 @@ import {
   FEED_LOG,
   FeedController,
   FeedLog,
+  RELAY_DIRECTORY,
+  TopologyRelayDirectory,
+  deploymentAuthenticator,
+  issueRelayToken,
 } from '@policygen/distribution';
+import { ServiceShellModule } from '@policygen/service-kit';
 
 const SHARED_FILES = 27;
 const VARIANTS = 4;
 const AT = '2026-11-24T10:00:00.000Z';
+/** The bench root's secret: the relay's credential derives from it, as a deployment's does. */
+const BENCH_SECRET = 'the-fresh-sync-bench-secret';
 
 function option(name: string, fallback: string): string {
   const index = process.argv.indexOf(`--${name}`);
@@ -91,7 +101,7 @@ async function makeRoot(directory: string, nodes: number): Promise<void> {
           generatedAt: AT,
           distributedAt: AT,
           files: files.map(({ path, sha256 }) => ({ path, sha256 })),
-          tokenDigest: null,
+          nodeKey: null,
         },
       });
     }
@@ -185,10 +195,22 @@ async function main(): Promise<void> {
   const requests = new Map<string, number>();
   let confirmed = 0;
   @Module({
+    imports: [
+      // The credential guard as the distribution-service has it: its cost is part of what is measured.
+      ServiceShellModule.forRoot({
+        service: 'bench-root',
+        logger: pino({ level: 'silent' }),
+        registry: new Registry(),
+        readiness: () => [],
+        status: () => ({}),
+        authenticator: deploymentAuthenticator(BENCH_SECRET),
+      }),
+    ],
     controllers: [FeedController],
     providers: [
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
+      { provide: RELAY_DIRECTORY, useValue: new TopologyRelayDirectory(BENCH_SECRET, () => null) },
       {
         provide: CONFIRMATION_SINK,
         useValue: {
@@ -233,6 +255,7 @@ async function main(): Promise<void> {
         ...process.env,
         POLICYGEN_RELAY_ID: 'root',
         POLICYGEN_PARENT_URL: `http://127.0.0.1:${rootPort}`,
+        POLICYGEN_RELAY_TOKEN: issueRelayToken(BENCH_SECRET, 'root'),
         POLICYGEN_DATA_DIR: relayDir,
         HOST: '127.0.0.1',
         PORT: String(relayPort),

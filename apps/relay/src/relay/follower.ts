@@ -8,11 +8,12 @@ import type {
   FeedEntry,
   FeedLog,
   FeedPage,
+  SubtreeRelay,
 } from '@policygen/distribution';
 import { entryFor } from '@policygen/distribution';
 import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
-import { MissingBlobsError } from './parent-client';
+import { MissingBlobsError, RefusedByParentError } from './parent-client';
 
 export interface FollowerOptions {
   readonly relayId: string;
@@ -29,6 +30,8 @@ export interface FollowerOptions {
   readonly blobBatch?: number;
   /** Blob requests under way at once (default 4). */
   readonly fetchConcurrency?: number;
+  /** Told of the relays below this one as each feed page names them (with their credentials' digests). */
+  readonly onSubtreeRelays?: (relays: readonly SubtreeRelay[]) => Promise<void>;
 }
 
 export interface FollowerStatus {
@@ -69,6 +72,7 @@ export class Follower implements ConfirmationSink {
   private flushing: Promise<void> | null = null;
   private readonly blobFetches: Counter;
   private readonly entriesLeftOut: Counter;
+  private readonly confirmationsDropped: Counter<'status'>;
 
   constructor(private readonly options: FollowerOptions) {
     this.blobFetches = new Counter({
@@ -79,6 +83,12 @@ export class Follower implements ConfirmationSink {
     this.entriesLeftOut = new Counter({
       name: 'policygen_relay_entries_left_out_total',
       help: 'Feed entries skipped because the parent no longer held their files (the node keeps its bundle)',
+      registers: [options.registry],
+    });
+    this.confirmationsDropped = new Counter({
+      name: 'policygen_relay_confirmations_dropped_total',
+      help: 'Confirmations the parent refused as they were (4xx but 401, 408, 429), let go instead of sent again, by status',
+      labelNames: ['status'],
       registers: [options.registry],
     });
     this.gaugeBehind(
@@ -194,6 +204,8 @@ export class Follower implements ConfirmationSink {
           next.catch(() => undefined);
           ahead = { after: page.next, page: next };
         }
+        // The credentials first: a relay below may ask for this page's entries as soon as they are on disk.
+        if (page.relays) await this.options.onSubtreeRelays?.(page.relays);
         await this.apply(page);
         if (page.head) this.parentHead = page.head;
         this.caughtUp = page.entries.length < this.pageSize;
@@ -326,6 +338,15 @@ export class Follower implements ConfirmationSink {
         try {
           await this.options.parent.confirm(batch);
         } catch (error) {
+          if (error instanceof RefusedByParentError) {
+            // Sent again, it would be refused again, forever: this batch is let go, the next ones go on.
+            this.confirmationsDropped.inc({ status: String(error.status) }, batch.length);
+            this.options.logger.warn(
+              { err: error, confirmations: batch.length },
+              'confirmations refused by the parent: dropped, not sent again',
+            );
+            continue;
+          }
           this.outbox.unshift(...batch);
           // Confirmations are about lag, not correctness: past this many, the oldest are let go.
           if (this.outbox.length > 200_000) this.outbox.splice(0, this.outbox.length - 200_000);

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { ParentClient } from './parent-client';
 
 const HASH = `sha256:${'a'.repeat(64)}`;
+const CREDENTIAL = `relay.root.${'c'.repeat(43)}`;
 
 function entry(seq: number, nodeId: string): Record<string, unknown> {
   return {
@@ -19,7 +20,7 @@ function entry(seq: number, nodeId: string): Record<string, unknown> {
       generatedAt: '2026-11-25T10:00:01.000Z',
       distributedAt: '2026-11-25T10:00:02.000Z',
       files: [{ path: 'policy-manifest.json', sha256: 'b'.repeat(64) }],
-      tokenDigest: null,
+      nodeKey: null,
     },
   };
 }
@@ -47,7 +48,7 @@ describe('ParentClient.feed', () => {
       head: { seq: 9, revision: 3 },
     };
     const registry = new Registry();
-    const read = await new ParentClient(url, 'root', registry).feed(0, 0, 10);
+    const read = await new ParentClient(url, 'root', CREDENTIAL, registry).feed(0, 0, 10);
     expect(read.entries.map((each) => each.nodeId)).toEqual(['n1', 'n4']);
     expect(read.next).toBe(4);
     expect(read.head).toEqual({ seq: 9, revision: 3 });
@@ -62,6 +63,8 @@ describe('ParentClient.feed', () => {
 
   it('still refuses a page that is no feed page at all', async () => {
     page = { entries: 'none' };
-    await expect(new ParentClient(url, 'root').feed(0, 0, 10)).rejects.toThrow(/is not a feed page/);
+    await expect(new ParentClient(url, 'root', CREDENTIAL).feed(0, 0, 10)).rejects.toThrow(
+      /is not a feed page/,
+    );
   });
 });

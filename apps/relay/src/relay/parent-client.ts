@@ -18,6 +18,23 @@ export class MissingBlobsError extends Error {
   }
 }
 
+/**
+ * The parent answered a request with a status that says it is refused as it is (4xx but 401, 408
+ * and 429): asking again the same will not help.
+ */
+export class RefusedByParentError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RefusedByParentError';
+  }
+}
+
+/** Statuses that may pass: a parent that does not know this relay's credential yet, a timeout, a rate limit. */
+const TRANSIENT_CLIENT_ERRORS = new Set([401, 408, 429]);
+
 /** A feed page with each entry read on its own: one that is not an entry is refused, not the page. */
 const feedEnvelopeSchema = feedPageSchema.extend({ entries: z.array(z.unknown()) });
 
@@ -29,16 +46,22 @@ export interface RefusedEntry {
 
 export type ReadFeedPage = FeedPage & { readonly refused: readonly RefusedEntry[] };
 
-/** The HTTP side of a relay's parent: the distribution-service or another relay. */
+/**
+ * The HTTP side of a relay's parent: the distribution-service or another relay. Every request
+ * carries the relay's credential (`Authorization: Bearer relay.<relayId>.<mac>`).
+ */
 export class ParentClient {
   private readonly requests: Counter<'kind'> | null;
   private readonly refusedEntries: Counter | null;
+  private readonly authorization: string;
 
   constructor(
     private readonly baseUrl: string,
     private readonly relayId: string,
+    credential: string,
     registry?: Registry,
   ) {
+    this.authorization = `Bearer ${credential}`;
     this.requests = registry
       ? new Counter({
           name: 'policygen_relay_parent_requests_total',
@@ -127,7 +150,11 @@ export class ParentClient {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ confirmations }),
     });
-    if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+    if (response.ok) return;
+    const message = `POST ${url} answered ${response.status}: ${(await response.text()).slice(0, 2_000)}`;
+    if (response.status >= 400 && response.status < 500 && !TRANSIENT_CLIENT_ERRORS.has(response.status))
+      throw new RefusedByParentError(response.status, message);
+    throw new Error(message);
   }
 
   /**
@@ -139,7 +166,13 @@ export class ParentClient {
     for (let attempt = 1; ; attempt++) {
       this.requests?.inc({ kind });
       try {
-        return await fetch(url, init);
+        return await fetch(url, {
+          ...init,
+          headers: {
+            ...(init.headers as Record<string, string> | undefined),
+            authorization: this.authorization,
+          },
+        });
       } catch (error) {
         if (attempt >= 3 || init.signal?.aborted || !(error instanceof TypeError)) throw error;
       }

@@ -1,159 +1,34 @@
 import 'reflect-metadata';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Module } from '@nestjs/common';
-import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
-import { extract } from 'tar-stream';
-import type { Confirmation, FeedEntry } from '@policygen/distribution';
-import {
-  BLOB_DIRECTORY,
-  BlobDirectory,
-  CONFIRMATION_SINK,
-  FEED_LOG,
-  FeedController,
-  FeedLog,
-  issueNodeToken,
-  nodeTokenDigest,
-} from '@policygen/distribution';
 import { eventually } from '@policygen/testing-infra';
 import type { RelayService } from '../app/relay-service';
 import { startRelay } from '../app/relay-service';
+import {
+  TestRoot,
+  bearer,
+  digestOf,
+  fetchBundle,
+  files,
+  metricOf,
+  nodeToken,
+  relayToken,
+} from '../testing/test-root';
 
-const AT = '2026-11-24T10:00:00.000Z';
-const SECRET = 'a-secret-long-enough-for-tokens';
-const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
-const digestOf = (content: string): string => createHash('sha256').update(content).digest('hex');
-
-function files(node: number, version: number): { path: string; content: string }[] {
-  return [
-    { path: 'policy-manifest.json', content: `{"node":${node},"version":${version}}\n` },
-    { path: PROMISES_GENERATED, content: `${1_700_000_000_000 + node * 10 + version}\n` },
-    { path: 'rules/cfengine-community/promises.cf', content: `promises of ${node} v${version}\n` },
-    { path: 'rules/cfengine-community/shared-a.cf', content: `shared a ${node % 2}\n` },
-    { path: 'rules/cfengine-community/shared-b.cf', content: 'shared b\n' },
-  ];
-}
-
-/** A root of its own: a feed and blobs served over HTTP by the real FeedController. */
-class Root {
-  readonly confirmations: Confirmation[][] = [];
-  private seq = 0;
-  private constructor(
-    readonly log: FeedLog,
-    readonly blobs: BlobDirectory,
-    readonly app: INestApplication,
-    readonly url: string,
-  ) {}
-
-  static async start(directory: string): Promise<Root> {
-    const log = await FeedLog.open(join(directory, 'feed.jsonl'));
-    const blobs = await BlobDirectory.open(join(directory, 'blobs'));
-    const received: Confirmation[][] = [];
-    @Module({
-      controllers: [FeedController],
-      providers: [
-        { provide: FEED_LOG, useValue: log },
-        { provide: BLOB_DIRECTORY, useValue: blobs },
-        {
-          provide: CONFIRMATION_SINK,
-          useValue: { confirm: async (batch: Confirmation[]) => void received.push(batch) },
-        },
-      ],
-    })
-    class RootModule {}
-    const app = await NestFactory.create<NestExpressApplication>(RootModule, {
-      logger: false,
-      bodyParser: false,
-    });
-    app.useBodyParser('json', { limit: '64mb' });
-    await app.listen(0, '127.0.0.1');
-    const root = new Root(log, blobs, app, await app.getUrl());
-    (root as { confirmations: Confirmation[][] }).confirmations = received;
-    return root;
-  }
-
-  /** Bundles for nodes (at a version), on a path: their blobs first, then one entry each. */
-  async publish(
-    nodes: readonly number[],
-    version: number,
-    path = ['root', 'eu'],
-    previousPath: string[] = [],
-  ) {
-    const entries: FeedEntry[] = [];
-    for (const node of nodes) {
-      const contents = files(node, version);
-      await this.blobs.writeMany(contents.map(({ content }) => ({ sha256: digestOf(content), content })));
-      this.seq++;
-      entries.push({
-        seq: this.seq,
-        nodeId: `node-${node}`,
-        path,
-        previousPath,
-        revision: version,
-        bundle: {
-          hash: `sha256:${digestOf(`${node}/${version}`)}`,
-          revision: version,
-          committedAt: AT,
-          generatedAt: AT,
-          distributedAt: AT,
-          files: contents.map(({ path: file, content }) => ({ path: file, sha256: digestOf(content) })),
-          tokenDigest: nodeTokenDigest(issueNodeToken(SECRET, `node-${node}`)),
-        },
-      });
-    }
-    await this.log.append(entries);
-  }
-
-  async stop(): Promise<void> {
-    await this.log.close();
-    await this.app.close();
-  }
-}
-
-async function fetchBundle(
-  relay: RelayService,
-  node: number,
-): Promise<{ status: number; files: Map<string, string> }> {
-  const url = await relay.app.getUrl();
-  const response = await fetch(`${url}/nodes/node-${node}/policies`, {
-    headers: { authorization: `Bearer ${issueNodeToken(SECRET, `node-${node}`)}` },
-  });
-  const files = new Map<string, string>();
-  if (response.status !== 200) return { status: response.status, files };
-  const unpack = extract();
-  const done = (async () => {
-    for await (const entry of unpack) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of entry) chunks.push(chunk as Buffer);
-      files.set(entry.header.name, Buffer.concat(chunks).toString());
-    }
-  })();
-  unpack.end(Buffer.from(await response.arrayBuffer()));
-  await done;
-  return { status: 200, files };
-}
-
-async function metric(relay: RelayService, kind: string): Promise<number> {
-  const text = await (await fetch(`${await relay.app.getUrl()}/metrics`)).text();
-  const line = text
-    .split('\n')
-    .find((candidate) => candidate.startsWith(`policygen_relay_parent_requests_total{kind="${kind}"}`));
-  return Number(line?.split(' ')[1] ?? 0);
-}
+const metric = (relay: RelayService, kind: string): Promise<number> =>
+  metricOf(relay, `policygen_relay_parent_requests_total{kind="${kind}"}`);
 
 describe('a relay syncing from its parent in batches', () => {
   let directory: string;
-  let root: Root;
+  let root: TestRoot;
   let relay: RelayService | null = null;
   const startEu = async (): Promise<RelayService> => {
     const started = await startRelay({
       relayId: 'eu',
       parentUrl: root.url,
+      relayToken: relayToken('eu'),
       dataDir: join(directory, 'relay-eu'),
       logger: pino({ level: 'silent' }),
       pollWaitMs: 200,
@@ -165,7 +40,7 @@ describe('a relay syncing from its parent in batches', () => {
 
   beforeAll(async () => {
     directory = mkdtempSync(join(tmpdir(), 'policygen-relay-sync-'));
-    root = await Root.start(join(directory, 'root'));
+    root = await TestRoot.start(join(directory, 'root'));
   });
   afterAll(async () => {
     await relay?.stop();
@@ -190,7 +65,7 @@ describe('a relay syncing from its parent in batches', () => {
     expect(served.status).toBe(200);
     expect(served.files).toEqual(new Map(files(7, 1).map(({ path, content }) => [path, content])));
     const stamp = await fetch(`${await eu.app.getUrl()}/nodes/node-7/rudder-promises-generated`, {
-      headers: { authorization: `Bearer ${issueNodeToken(SECRET, 'node-7')}` },
+      headers: bearer(nodeToken('node-7')),
     });
     expect(await stamp.text()).toBe(files(7, 1)[1]?.content);
   });

@@ -7,7 +7,6 @@ import { FeedLog } from './disk/feed-log';
 import type { FeedEntry } from './feed';
 import { entryFor } from './feed';
 import { DistributionLedger } from './ledger';
-import { claimedNodeId, issueNodeToken, nodeTokenDigest, tokenMatches } from './node-token';
 import { RelayTopology } from './topology';
 
 const HASH_A = `sha256:${'a'.repeat(64)}`;
@@ -56,16 +55,6 @@ describe('RelayTopology', () => {
   });
 });
 
-describe('node tokens', () => {
-  it('are issued per node, checked against their digest, and name the node they claim', () => {
-    const token = issueNodeToken('a-secret-long-enough', 'web.1');
-    expect(claimedNodeId(token)).toBe('web.1');
-    expect(tokenMatches(token, nodeTokenDigest(token))).toBe(true);
-    expect(tokenMatches(issueNodeToken('another-secret-here', 'web.1'), nodeTokenDigest(token))).toBe(false);
-    expect(claimedNodeId('no-dot')).toBeNull();
-  });
-});
-
 describe('the feed on disk', () => {
   let directory: string;
   beforeEach(() => {
@@ -85,7 +74,7 @@ describe('the feed on disk', () => {
     path,
     previousPath,
     revision: seq,
-    bundle: hash === null ? null : { ...bundle(hash, seq), distributedAt: AT, tokenDigest: null },
+    bundle: hash === null ? null : { ...bundle(hash, seq), distributedAt: AT, nodeKey: null },
   });
 
   it('gives each relay its entries after a cursor, and survives a restart and a torn last line', async () => {
@@ -183,7 +172,7 @@ describe('DistributionLedger', () => {
 
   it('writes an entry for a new bundle or a new place, never for a stale or repeated bundle', async () => {
     const log = await FeedLog.open(join(directory, 'feed.jsonl'));
-    const ledger = new DistributionLedger(log, (nodeId) => `digest-of-${nodeId}`);
+    const ledger = new DistributionLedger(log, (nodeId) => `key-of-${nodeId}`);
     const topology = RelayTopology.of({
       relays: [{ id: 'eu', policyServer: 'root' }],
       nodes: [{ id: 'n1', policyServer: 'eu' }],
@@ -192,7 +181,7 @@ describe('DistributionLedger', () => {
 
     const first = ledger.bundleArrived(bundle(HASH_A, 3));
     expect(first).toMatchObject({ nodeId: 'n1', path: ['root', 'eu'], previousPath: [], revision: 3 });
-    expect(first?.bundle?.tokenDigest).toBe('digest-of-n1');
+    expect(first?.bundle?.nodeKey).toBe('key-of-n1');
     await log.append(ledger.number(first ? [first] : []));
     expect(ledger.bundleArrived(bundle(HASH_A, 4))).toBeNull();
     expect(ledger.bundleArrived(bundle(HASH_B, 2))).toBeNull();
@@ -209,6 +198,24 @@ describe('DistributionLedger', () => {
       previousPath: ['root'],
       bundle: null,
     });
+    await log.close();
+  });
+
+  it('writes again, as a catch-up, the bundles whose node key the secret no longer gives', async () => {
+    const log = await FeedLog.open(join(directory, 'feed.jsonl'));
+    let secretVersion = 1;
+    const ledger = new DistributionLedger(log, (nodeId) => `key-${secretVersion}-of-${nodeId}`);
+    const arrived = ledger.bundleArrived(bundle(HASH_A, 3));
+    await log.append(ledger.number(arrived ? [arrived] : []));
+    expect(ledger.rekeyed()).toEqual([]);
+
+    secretVersion = 2;
+    const rekeyed = ledger.rekeyed();
+    expect(rekeyed).toMatchObject([
+      { nodeId: 'n1', revision: 3, bundle: { hash: HASH_A, nodeKey: 'key-2-of-n1', catchUp: true } },
+    ]);
+    await log.append(ledger.number(rekeyed));
+    expect(ledger.rekeyed()).toEqual([]);
     await log.close();
   });
 });

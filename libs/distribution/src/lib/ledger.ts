@@ -5,7 +5,9 @@ import type { RelayTopology } from './topology';
 /** An entry before it has its place in the feed. */
 export type UnnumberedEntry = Omit<FeedEntry, 'seq'>;
 
-export type ArrivedBundle = Omit<FeedBundle, 'distributedAt' | 'tokenDigest'> & { readonly nodeId: string };
+export type ArrivedBundle = Omit<FeedBundle, 'distributedAt' | 'nodeKey' | 'tokenDigest'> & {
+  readonly nodeId: string;
+};
 
 /**
  * Decides the root feed's entries: a node's bundle and where it is served change independently
@@ -17,7 +19,7 @@ export class DistributionLedger {
 
   constructor(
     private readonly log: FeedLog,
-    private readonly tokenDigestOf: (nodeId: string) => string | null,
+    private readonly nodeKeyOf: (nodeId: string) => string | null,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -41,8 +43,32 @@ export class DistributionLedger {
       path: this.topology ? [...this.topology.servingPath(nodeId)] : (current?.path ?? []),
       previousPath: current?.path ?? [],
       revision: bundle.revision,
-      bundle: { ...fields, distributedAt: this.now().toISOString(), tokenDigest: this.tokenDigestOf(nodeId) },
+      bundle: { ...fields, distributedAt: this.now().toISOString(), nodeKey: this.nodeKeyOf(nodeId) },
     };
+  }
+
+  /**
+   * The held bundles whose node key is not the one the secret gives now (the secret was rotated, or
+   * the entry predates node keys), again with the right key: without it, their nodes' relays would
+   * go on accepting tokens of the old secret, or refuse the new ones. Marked as a catch-up: the
+   * bundle is not new, its lag says nothing of the pipeline.
+   */
+  rekeyed(): UnnumberedEntry[] {
+    const entries: UnnumberedEntry[] = [];
+    for (const current of this.log.latestEntries()) {
+      const bundle = current.bundle;
+      if (!bundle) continue;
+      const key = this.nodeKeyOf(current.nodeId);
+      if (bundle.nodeKey === key && bundle.tokenDigest === undefined) continue;
+      const { seq: _held, ...held } = current;
+      const { tokenDigest: _legacy, ...fields } = bundle;
+      entries.push({
+        ...held,
+        previousPath: current.path,
+        bundle: { ...fields, nodeKey: key, catchUp: true },
+      });
+    }
+    return entries;
   }
 
   /** A node has no bundle any more (ignored, or deleted at `revision`). */

@@ -1,29 +1,54 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Per-node credentials. The config-service issues `<nodeId>.<mac>`, the MAC an HMAC-SHA256 of the
- * node id under a secret it shares with the distribution-service only. Relays never hold the secret:
- * the feed gives them each node's token digest, which they compare with what a node presents.
+ * Per-node credentials: `<nodeId>.<expiresAt>.<mac>`, `expiresAt` in Unix seconds and the MAC an
+ * HMAC-SHA256 of `<nodeId>.<expiresAt>` under the node's key. The node's key is an HMAC of the node
+ * id under the deployment's secret, which only the config-service and the distribution-service
+ * hold; the feed gives each relay the keys of the nodes it serves, so that a relay checks a token
+ * without the secret (a relay is trusted with its subtree: it holds those nodes' policies anyway).
+ * Rotating the secret changes every key, hence revokes every token.
  */
-export function issueNodeToken(secret: string, nodeId: string): string {
-  const mac = createHmac('sha256', secret).update(`policygen-node:${nodeId}`).digest('base64url');
-  return `${nodeId}.${mac}`;
+export interface NodeTokenClaim {
+  readonly nodeId: string;
+  /** Unix seconds. */
+  readonly expiresAt: number;
+  readonly mac: string;
 }
 
-/** What the feed carries instead of the token: its SHA-256, hex. */
-export function nodeTokenDigest(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+/** A node's key (hex): what the feed carries so that its relays can check its tokens. */
+export function nodeKey(secret: string, nodeId: string): string {
+  return createHmac('sha256', secret).update(`policygen-node-key:${nodeId}`).digest('hex');
 }
 
-/** The node a bearer token claims to be (the part before the last dot), or null if malformed. */
-export function claimedNodeId(token: string): string | null {
-  const dot = token.lastIndexOf('.');
-  return dot > 0 && dot < token.length - 1 ? token.slice(0, dot) : null;
+/** A token for the node, valid until `expiresAt` (to the second, rounded down). */
+export function issueNodeToken(secret: string, nodeId: string, expiresAt: Date): string {
+  const expires = Math.floor(expiresAt.getTime() / 1000);
+  return `${nodeId}.${expires}.${nodeTokenMac(nodeKey(secret, nodeId), nodeId, expires)}`;
 }
 
-/** Whether a presented token matches a digest from the feed, in constant time. */
-export function tokenMatches(token: string, digest: string): boolean {
-  const presented = Buffer.from(nodeTokenDigest(token), 'hex');
-  const expected = Buffer.from(digest, 'hex');
+/** What a token claims, or null when it is not shaped like a node token. Nothing is verified here. */
+export function parseNodeToken(token: string): NodeTokenClaim | null {
+  const macDot = token.lastIndexOf('.');
+  const expiresDot = macDot > 0 ? token.lastIndexOf('.', macDot - 1) : -1;
+  if (expiresDot <= 0) return null;
+  const nodeId = token.slice(0, expiresDot);
+  const expiresText = token.slice(expiresDot + 1, macDot);
+  const mac = token.slice(macDot + 1);
+  if (!/^[0-9]{1,12}$/.test(expiresText) || !/^[A-Za-z0-9_-]{43}$/.test(mac)) return null;
+  return { nodeId, expiresAt: Number(expiresText), mac };
+}
+
+/**
+ * Whether a claim is signed with the node's key (hex) and not expired at `nowMs`: one HMAC, in
+ * constant time. A claim for another node than the key's fails, the key being per node.
+ */
+export function nodeTokenValid(claim: NodeTokenClaim, key: string, nowMs: number): boolean {
+  if (claim.expiresAt * 1000 <= nowMs) return false;
+  const expected = Buffer.from(nodeTokenMac(key, claim.nodeId, claim.expiresAt), 'base64url');
+  const presented = Buffer.from(claim.mac, 'base64url');
   return presented.length === expected.length && timingSafeEqual(presented, expected);
+}
+
+function nodeTokenMac(key: string, nodeId: string, expiresAt: number): string {
+  return createHmac('sha256', Buffer.from(key, 'hex')).update(`${nodeId}.${expiresAt}`).digest('base64url');
 }

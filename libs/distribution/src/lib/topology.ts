@@ -46,6 +46,15 @@ export class RelayTopology {
     return server === undefined ? [] : this.relayPath(server);
   }
 
+  /** The relays of the tree (`root` is implicit: not one of them). */
+  relayIds(): IterableIterator<string> {
+    return this.relays.keys();
+  }
+
+  hasRelay(relayId: string): boolean {
+    return this.relays.has(relayId);
+  }
+
   /** `root`, then each relay down to this one. A broken chain (never valid config) ends at what is known. */
   relayPath(relayId: string): readonly string[] {
     const chain: string[] = [];

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { issueRelayToken } from '@policygen/distribution';
 import type { TestInfrastructure } from '@policygen/testing-infra';
 import { eventually, freePort, ManagedProcess, workspaceRoot } from '@policygen/testing-infra';
 
@@ -151,6 +152,8 @@ export class ServiceLauncher {
         HOST: '127.0.0.1',
         POLICYGEN_RELAY_ID: relayId,
         POLICYGEN_PARENT_URL: parentUrl,
+        // Its credential for its parent, derived from the secret the launcher gave the services.
+        POLICYGEN_RELAY_TOKEN: issueRelayToken(this.tokenSecret, relayId),
         POLICYGEN_DATA_DIR: dataDir,
       },
       dataDir,

@@ -26,7 +26,7 @@ function entry(seq: number, nodeId: string, path: string[], contents: readonly s
       generatedAt: AT,
       distributedAt: AT,
       files: contents.map((content, index) => ({ path: `file-${index}`, sha256: digestOf(content) })),
-      tokenDigest: null,
+      nodeKey: null,
     },
   };
 }

@@ -29,7 +29,7 @@ function entry(seq: number, node: number, fileCount = 34): FeedEntry {
       generatedAt: AT,
       distributedAt: AT,
       files,
-      tokenDigest: null,
+      nodeKey: null,
     },
   };
 }

@@ -4,6 +4,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { FeedEntry, FeedFile } from '../feed';
 import { feedEntrySchema } from '../feed';
+import { BlobReferences } from './blob-references';
 
 export interface FeedLogOptions {
   /** Flush each append to the disk before it resolves (the root's log: its source commits after). */
@@ -31,6 +32,7 @@ export class FeedLog {
   private readonly latestByNode = new Map<string, FeedEntry>();
   private readonly entriesBySeq = new Map<number, FeedEntry>();
   private readonly seqsByRelay = new Map<string, number[]>();
+  private readonly references = new BlobReferences();
   /**
    * One copy of each file reference, relay path and string held: 100k nodes of ~34 files would
    * otherwise keep millions of equal path and digest strings (parsed lines share nothing).
@@ -113,6 +115,14 @@ export class FeedLog {
 
   latestEntries(): IterableIterator<FeedEntry> {
     return this.latestByNode.values();
+  }
+
+  /**
+   * Whether a node's latest bundle served through `relayId` names the blob (through any relay when
+   * null): what a relay may read of its parent's blobs.
+   */
+  referencedBelow(digest: string, relayId: string | null): boolean {
+    return this.references.referencedBelow(digest, relayId);
   }
 
   /** Appends entries in seq order (each after the cursor). */
@@ -204,8 +214,10 @@ export class FeedLog {
     const entry = this.interned.entry(previous ? withFormerRelays(appended, previous) : appended);
     if (previous) {
       this.entriesBySeq.delete(previous.seq);
+      this.references.remove(previous);
       this.superseded++;
     }
+    this.references.add(entry);
     this.latestByNode.set(entry.nodeId, entry);
     this.entriesBySeq.set(entry.seq, entry);
     for (const relay of new Set([...entry.path, ...entry.previousPath])) {
@@ -243,6 +255,7 @@ export class FeedLog {
       this.latestByNode.clear();
       this.entriesBySeq.clear();
       this.seqsByRelay.clear();
+      this.references.clear();
       this.interned = new Interner();
       const position = this.position;
       for (const entry of latest) this.index(entry);
@@ -298,7 +311,8 @@ class Interner {
         generatedAt: bundle.generatedAt,
         distributedAt: bundle.distributedAt,
         files: bundle.files.map((file) => this.file(file)),
-        tokenDigest: bundle.tokenDigest,
+        ...(bundle.nodeKey === undefined ? {} : { nodeKey: bundle.nodeKey }),
+        ...(bundle.tokenDigest === undefined ? {} : { tokenDigest: bundle.tokenDigest }),
         ...(bundle.catchUp ? { catchUp: true } : {}),
       },
     };

@@ -6,9 +6,14 @@ import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import pino from 'pino';
+import { Registry } from 'prom-client';
 import { extract } from 'tar-stream';
+import { ServiceShellModule } from '@policygen/service-kit';
 import { BlobDirectory } from '../disk/blob-directory';
 import { FeedLog } from '../disk/feed-log';
+import { issueRelayToken } from '../relay-token';
+import { deploymentAuthenticator, RELAY_DIRECTORY, TopologyRelayDirectory } from './feed-access';
 import {
   BLOB_DIRECTORY,
   CONFIRMATION_SINK,
@@ -18,6 +23,9 @@ import {
 } from './feed.controller';
 
 const digestOf = (content: string): string => createHash('sha256').update(content).digest('hex');
+const SECRET = 'a-deployment-secret-long-enough';
+const AT = '2026-11-24T10:00:00.000Z';
+const ROOT_CREDENTIAL = { authorization: `Bearer ${issueRelayToken(SECRET, 'root')}` };
 
 async function untar(body: ArrayBuffer): Promise<Map<string, string>> {
   const files = new Map<string, string>();
@@ -46,12 +54,42 @@ describe('FeedController: blobs over HTTP', () => {
     log = await FeedLog.open(join(directory, 'feed.jsonl'));
     const blobs = await BlobDirectory.open(join(directory, 'blobs'));
     await blobs.writeMany(contents.map((content) => ({ sha256: digestOf(content), content })));
+    // One bundle naming them all, served by root: what makes them readable to relay root.
+    await log.append([
+      {
+        seq: 1,
+        nodeId: 'n1',
+        path: ['root'],
+        previousPath: [],
+        revision: 1,
+        bundle: {
+          hash: `sha256:${digestOf('n1')}`,
+          revision: 1,
+          committedAt: AT,
+          generatedAt: AT,
+          distributedAt: AT,
+          files: contents.map((content, index) => ({ path: `file-${index}`, sha256: digestOf(content) })),
+          nodeKey: null,
+        },
+      },
+    ]);
     @Module({
+      imports: [
+        ServiceShellModule.forRoot({
+          service: 'feed-test',
+          logger: pino({ level: 'silent' }),
+          registry: new Registry(),
+          readiness: () => [],
+          status: () => ({}),
+          authenticator: deploymentAuthenticator(SECRET),
+        }),
+      ],
       controllers: [FeedController],
       providers: [
         { provide: FEED_LOG, useValue: log },
         { provide: BLOB_DIRECTORY, useValue: blobs },
         { provide: CONFIRMATION_SINK, useValue: { confirm: async () => undefined } },
+        { provide: RELAY_DIRECTORY, useValue: new TopologyRelayDirectory(SECRET, () => null) },
       ],
     })
     class TestModule {}
@@ -68,7 +106,7 @@ describe('FeedController: blobs over HTTP', () => {
   const post = (body: unknown) =>
     fetch(`${url}/blobs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...ROOT_CREDENTIAL },
       body: JSON.stringify(body),
     });
 
@@ -109,11 +147,13 @@ describe('FeedController: blobs over HTTP', () => {
 
   it('still serves one blob by digest, 404 for an unknown one, 400 for a malformed one', async () => {
     const content = contents[42] ?? '';
-    const one = await fetch(`${url}/blobs/${digestOf(content)}`);
+    const one = await fetch(`${url}/blobs/${digestOf(content)}`, { headers: ROOT_CREDENTIAL });
     expect(one.status).toBe(200);
     expect(one.headers.get('etag')).toBe(`"${digestOf(content)}"`);
     expect(await one.text()).toBe(content);
-    expect((await fetch(`${url}/blobs/${digestOf('absent')}`)).status).toBe(404);
-    expect((await fetch(`${url}/blobs/nothex`)).status).toBe(400);
+    expect((await fetch(`${url}/blobs/${digestOf('absent')}`, { headers: ROOT_CREDENTIAL })).status).toBe(
+      404,
+    );
+    expect((await fetch(`${url}/blobs/nothex`, { headers: ROOT_CREDENTIAL })).status).toBe(400);
   });
 });

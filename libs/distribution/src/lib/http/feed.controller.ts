@@ -2,6 +2,7 @@ import {
   BadRequestException,
   Body,
   Controller,
+  ForbiddenException,
   Get,
   HttpCode,
   Inject,
@@ -15,10 +16,14 @@ import { once } from 'node:events';
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
 import { z } from 'zod';
+import type { Principal } from '@policygen/service-kit';
+import { Requires } from '@policygen/service-kit';
 import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedPage } from '../feed';
 import { confirmationsSchema } from '../feed';
+import type { RelayDirectory } from './feed-access';
+import { Caller, RELAY_DIRECTORY } from './feed-access';
 
 export const FEED_LOG = Symbol('FEED_LOG');
 export const BLOB_DIRECTORY = Symbol('BLOB_DIRECTORY');
@@ -44,23 +49,31 @@ const blobBatchSchema = z.object({
 
 /**
  * What a parent (the distribution-service or a relay) serves the relays below it: each relay's
- * ordered feed of its subtree's entries, long-polled from a cursor, and the blobs by digest.
+ * ordered feed of its subtree's entries, long-polled from a cursor, and the blobs by digest. Every
+ * route wants a relay credential (the blobs also a node token): a relay reads its own feed and
+ * confirms its own subtree's nodes, and reads the blobs its subtree's bundles name; a node reads
+ * the blobs its own bundle names. Knowing a digest is no capability: a blob outside the caller's
+ * scope is "not here" to a relay (as if absent: it learns nothing) and forbidden to a node.
  */
 @Controller()
+@Requires({ kinds: ['relay'] })
 export class FeedController {
   constructor(
     @Inject(FEED_LOG) private readonly log: FeedLog,
     @Inject(BLOB_DIRECTORY) private readonly blobs: BlobDirectory,
     @Inject(CONFIRMATION_SINK) private readonly sink: ConfirmationSink,
+    @Inject(RELAY_DIRECTORY) private readonly relays: RelayDirectory,
   ) {}
 
   @Get('feeds/:relayId')
   async feed(
+    @Caller() caller: Principal,
     @Param('relayId') relayId: string,
     @Query('after') after: string | undefined,
     @Query('waitMs') waitMs: string | undefined,
     @Query('limit') limit: string | undefined,
   ): Promise<FeedPage> {
+    requireSelf(caller, relayId);
     const cursor = integerParameter('after', after, 0, Number.MAX_SAFE_INTEGER, 0);
     const wait = integerParameter('waitMs', waitMs, 0, MAX_WAIT_MS, 0);
     const size = integerParameter('limit', limit, 1, MAX_PAGE, 1_000);
@@ -73,6 +86,7 @@ export class FeedController {
           entries: [...slice.entries],
           next: slice.next,
           head: { seq: this.log.cursor, revision: this.log.latestRevision },
+          relays: [...this.relays.below(relayId)],
         };
       await this.log.waitForAppend(remaining);
     }
@@ -80,9 +94,22 @@ export class FeedController {
 
   @Post('feeds/:relayId/confirmations')
   @HttpCode(202)
-  async confirm(@Param('relayId') relayId: string, @Body() body: unknown): Promise<{ accepted: number }> {
+  async confirm(
+    @Caller() caller: Principal,
+    @Param('relayId') relayId: string,
+    @Body() body: unknown,
+  ): Promise<{ accepted: number }> {
+    requireSelf(caller, relayId);
     const parsed = confirmationsSchema.safeParse(body);
     if (!parsed.success) throw invalid('invalid confirmations', parsed.error.issues);
+    const outside = parsed.data.confirmations.filter(
+      (confirmation) => !this.confirmable(confirmation, relayId),
+    );
+    if (outside.length > 0)
+      throw new ForbiddenException({
+        message: `${outside.length} of the confirmations concern relays or nodes outside the subtree of relay ${relayId}`,
+        outside: outside.slice(0, 10).map(({ relayId: by, nodeId }) => ({ relayId: by, nodeId })),
+      });
     await this.sink.confirm(parsed.data.confirmations);
     return { accepted: parsed.data.confirmations.length };
   }
@@ -93,11 +120,24 @@ export class FeedController {
    */
   @Post('blobs')
   @HttpCode(200)
-  async blobBatch(@Body() body: unknown, @Res() response: Response): Promise<void> {
+  @Requires({ kinds: ['relay', 'node'] })
+  async blobBatch(
+    @Caller() caller: Principal,
+    @Body() body: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
     const parsed = blobBatchSchema.safeParse(body);
     if (!parsed.success) throw invalid('invalid blob request', parsed.error.issues);
     const digests = [...new Set(parsed.data.digests)];
-    const missing = digests.filter((digest) => !this.blobs.has(digest));
+    if (caller.kind === 'node') {
+      const named = this.namedByBundleOf(caller.nodeId);
+      const foreign = digests.filter((digest) => !named.has(digest));
+      if (foreign.length > 0)
+        throw new ForbiddenException(
+          `${foreign.length} of the blobs asked for are not named by node ${caller.nodeId}'s bundle`,
+        );
+    }
+    const missing = digests.filter((digest) => !this.mayRead(caller, digest) || !this.blobs.has(digest));
     if (missing.length > 0)
       throw new NotFoundException({
         message: `${missing.length} of the blobs asked for are not here`,
@@ -126,9 +166,17 @@ export class FeedController {
 
   /** One blob, read whole (blobs are small files) and sent as it is. */
   @Get('blobs/:sha256')
-  async blob(@Param('sha256') sha256: string, @Res() response: Response): Promise<void> {
+  @Requires({ kinds: ['relay', 'node'] })
+  async blob(
+    @Caller() caller: Principal,
+    @Param('sha256') sha256: string,
+    @Res() response: Response,
+  ): Promise<void> {
     if (!SHA256.test(sha256)) throw new BadRequestException('sha256: 64 lowercase hex digits');
-    if (!this.blobs.has(sha256)) throw new NotFoundException(`no blob ${sha256}`);
+    if (caller.kind === 'node' && !this.namedByBundleOf(caller.nodeId).has(sha256))
+      throw new ForbiddenException(`the blob is not named by node ${caller.nodeId}'s bundle`);
+    if (!this.mayRead(caller, sha256) || !this.blobs.has(sha256))
+      throw new NotFoundException(`no blob ${sha256}`);
     let content: Buffer;
     try {
       content = await this.blobs.read(sha256);
@@ -145,6 +193,42 @@ export class FeedController {
     });
     response.end(content);
   }
+
+  /** Whether a relay's subtree, or a node's bundle, names the blob (an API token: never). */
+  private mayRead(caller: Principal, digest: string): boolean {
+    if (caller.kind === 'relay') return this.log.referencedBelow(digest, caller.relayId);
+    return caller.kind === 'node' && this.namedByBundleOf(caller.nodeId).has(digest);
+  }
+
+  /** The blobs of the node's latest bundle, where it is served (none when it has none or is served nowhere). */
+  private namedByBundleOf(nodeId: string): ReadonlySet<string> {
+    const entry = this.log.latest(nodeId);
+    if (!entry?.bundle || entry.path.length === 0) return new Set();
+    return new Set(entry.bundle.files.map((file) => file.sha256));
+  }
+
+  /**
+   * A confirmation `relayId` may pass up: from itself or a relay below it, about a node that relay
+   * serves or served (a node that just moved away is still confirmed for what it was given).
+   */
+  private confirmable(confirmation: Confirmation, relayId: string): boolean {
+    if (!this.relays.within(confirmation.relayId, relayId)) return false;
+    const entry = this.log.latest(confirmation.nodeId);
+    return (
+      !!entry &&
+      (entry.path.includes(confirmation.relayId) || entry.previousPath.includes(confirmation.relayId))
+    );
+  }
+}
+
+/** A relay reads and confirms its own feed only. */
+function requireSelf(caller: Principal, relayId: string): void {
+  if (caller.kind !== 'relay' || caller.relayId !== relayId)
+    throw new ForbiddenException(
+      caller.kind === 'relay'
+        ? `relay ${caller.relayId} may read and confirm only its own feed`
+        : 'feeds are for relay credentials',
+    );
 }
 
 function invalid(message: string, issues: readonly z.core.$ZodIssue[]): BadRequestException {

@@ -20,6 +20,7 @@ import { jsonSchemaOf, TOPICS, topicsFor } from '@policygen/events';
 import type { MessageConsumer } from '@policygen/messaging';
 import { createKafkaMessaging } from '@policygen/messaging';
 import { RedisBundleCache } from '@policygen/cache';
+import { issueRelayToken } from '@policygen/distribution';
 import { buildDemoFleet } from '@policygen/fleets';
 import {
   eventually,
@@ -277,6 +278,8 @@ export class Pipeline {
         PORT: String(port),
         POLICYGEN_RELAY_ID: relayId,
         POLICYGEN_PARENT_URL: parentUrl,
+        // Its credential for its parent, as an admin would have it issued from the same secret.
+        POLICYGEN_RELAY_TOKEN: issueRelayToken(this.tokenSecret, relayId),
         POLICYGEN_DATA_DIR: dataDir,
         POLICYGEN_POLL_WAIT_MS: '20000',
       },
