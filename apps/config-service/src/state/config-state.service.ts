@@ -148,7 +148,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
           }
         }
         const committed = await this.store.commitAll(
-          accepted.map(({ change }) => change),
+          accepted.map(({ change }) => ({ changeSet: change })),
           { expectedRevision: base },
         );
         this.state = { revision: base + committed.length, index };
