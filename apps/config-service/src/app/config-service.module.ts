@@ -17,6 +17,8 @@ import { createOutboxProducer } from '../outbox/outbox-producer';
 import { OutboxService } from '../outbox/outbox.service';
 import { ParametersController } from '../parameters/parameters.controller';
 import { ParametersService } from '../parameters/parameters.service';
+import { RevisionsController } from '../revisions/revisions.controller';
+import { RevisionsService } from '../revisions/revisions.service';
 import { SettingsController } from '../settings/settings.controller';
 import { SettingsService } from '../settings/settings.service';
 import { ConfigStateService } from '../state/config-state.service';
@@ -55,6 +57,7 @@ export class ConfigServiceModule {
         ParametersController,
         SettingsController,
         ChangesController,
+        RevisionsController,
         NodeTokensController,
         PipelineController,
       ],
@@ -84,6 +87,7 @@ export class ConfigServiceModule {
         ParametersService,
         SettingsService,
         ChangesService,
+        RevisionsService,
         PipelineService,
       ],
     };

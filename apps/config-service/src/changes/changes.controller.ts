@@ -1,5 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Post } from '@nestjs/common';
 import type { Fleet } from '@policygen/engine';
+import { Actor } from '../http/actor';
+import { Reason } from '../http/reason';
 import { YAML_MEDIA_TYPES } from '../http/request-bodies';
 import type { Revisioned } from '../http/revisioned';
 import type { CommitResult } from './changes.service';
@@ -17,10 +19,12 @@ export class ChangesController {
   @Post('changes')
   @HttpCode(200)
   apply(
-    @Body() changeSet: unknown,
+    @Body() body: unknown,
     @Headers('if-match') ifMatch: string | undefined,
+    @Actor() author: string,
+    @Reason() reason: string | null,
   ): Promise<Revisioned<CommitResult>> {
-    return this.changes.applyChangeSet(changeSet, ifMatch);
+    return this.changes.applyChangeSet(body, { ifMatch, author, reason });
   }
 
   @Post('import')
@@ -29,11 +33,13 @@ export class ChangesController {
     @Body() body: unknown,
     @Headers('content-type') contentType: string | undefined,
     @Headers('if-match') ifMatch: string | undefined,
+    @Actor() author: string,
+    @Reason() reason: string | null,
   ): Promise<Revisioned<CommitResult>> {
     const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
     const file =
       YAML_MEDIA_TYPES.includes(mediaType) && typeof body === 'string' ? { yaml: body } : { json: body };
-    return this.changes.importFleet(file, ifMatch);
+    return this.changes.importFleet(file, { ifMatch, author, reason });
   }
 
   @Get('export')

@@ -4,7 +4,9 @@ import type { Fleet } from '@policygen/engine';
 import { validationFailed } from '../http/api-errors';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
+import { checkedReason, REASON_HEADER } from '../http/reason';
 import { ConfigStateService } from '../state/config-state.service';
+import type { WriteRequest } from '../state/config-state.service';
 import { replacementChangeSet } from './replacement-change-set';
 
 export interface CommitResult {
@@ -30,9 +32,12 @@ export class ChangesService {
     return new Revisioned(revision, index.toFleet());
   }
 
-  async applyChangeSet(changeSet: unknown, ifMatch: string | undefined): Promise<Revisioned<CommitResult>> {
+  /** Commits a change set; `body` may say why in a `reason` field beside `upsert` and `delete`. */
+  async applyChangeSet(body: unknown, request: WriteRequest): Promise<Revisioned<CommitResult>> {
+    const { changeSet, reason } = withoutReason(body, request.reason);
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      reason,
       build: () => changeSet,
       refuse: (issues) => validationFailed(issues, 'the change set'),
     });
@@ -40,17 +45,40 @@ export class ChangesService {
   }
 
   /** Replaces the whole configuration with the file's, in one revision. */
-  async importFleet(file: FleetFileBody, ifMatch: string | undefined): Promise<Revisioned<CommitResult>> {
+  async importFleet(file: FleetFileBody, request: WriteRequest): Promise<Revisioned<CommitResult>> {
     const validated = 'yaml' in file ? loadFleet(file.yaml, 'yaml') : validateFleet(file.json);
     if (!validated.ok) throw validationFailed(validated.issues, 'the fleet file');
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
       build: ({ index }) => replacementChangeSet(index, validated.fleet),
       // The file is valid on its own, so the engine has nothing more to say; were it to, its paths are the file's.
       refuse: (issues) => validationFailed(rebaseIssues(issues, jsonPath('upsert'), '$'), 'the fleet file'),
     });
     return answer(committed);
   }
+}
+
+/** The body field that says why a change set is committed: not part of the change set, which has only its sections. */
+const REASON_FIELD = 'reason';
+
+/**
+ * The change set of a `/changes` body, and the reason of the body or the header: a reason given in
+ * both is refused, since one of them would be lost.
+ */
+export function withoutReason(
+  body: unknown,
+  headerReason: string | null,
+): { readonly changeSet: unknown; readonly reason: string | null } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, REASON_FIELD))
+    return { changeSet: body, reason: headerReason };
+  const { [REASON_FIELD]: given, ...changeSet } = body as Record<string, unknown>;
+  const reason = checkedReason(given, `$.${REASON_FIELD}`);
+  if (reason !== null && headerReason !== null)
+    throw validationFailed(
+      [{ path: `$.${REASON_FIELD}`, message: `give the reason once: here or in ${REASON_HEADER}, not both` }],
+      'the reason',
+    );
+  return { changeSet, reason: reason ?? headerReason };
 }
 
 function answer(committed: { revision: number; committedAt: Date }): Revisioned<CommitResult> {

@@ -25,6 +25,8 @@ export interface StartOptions {
   readonly followIntervalMs?: number;
   readonly nodeTokenSecret?: string;
   readonly tokenRequestsPerMinute?: number;
+  /** Where the service logs (default: errors only, to stdout). */
+  readonly logger?: pino.Logger;
 }
 
 export function testMessaging(clientId = 'config-service-it'): Messaging {
@@ -43,7 +45,7 @@ export async function startConfigService(options: StartOptions): Promise<Running
   const app = await createConfigServiceApp({
     store,
     messaging: options.messaging ?? testMessaging(),
-    logger: pino({ level: 'error' }),
+    logger: options.logger ?? pino({ level: 'error' }),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
     ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),
