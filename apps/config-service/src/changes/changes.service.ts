@@ -1,12 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { loadFleet, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
-import { validationFailed } from '../http/api-errors';
+import { preconditionFailed, validationFailed } from '../http/api-errors';
+import { ifMatchAccepts } from '../http/if-match';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
 import { checkedReason, REASON_HEADER } from '../http/reason';
 import { ConfigStateService } from '../state/config-state.service';
 import type { WriteRequest } from '../state/config-state.service';
+import type { ChangePreview } from './change-preview';
+import { previewChange } from './change-preview';
 import { replacementChangeSet } from './replacement-change-set';
 
 export interface CommitResult {
@@ -42,6 +45,22 @@ export class ChangesService {
       refuse: (issues) => validationFailed(issues, 'the change set'),
     });
     return answer(committed);
+  }
+
+  /**
+   * What committing the change set would do, committing nothing: refused as the commit would be
+   * (400, 412), else the affected nodes, the failing ones and bundle diffs (`previewChange`).
+   */
+  async previewChangeSet(body: unknown, request: WriteRequest): Promise<Revisioned<ChangePreview>> {
+    const { changeSet } = withoutReason(body, request.reason);
+    // Between two commits: the preview reads the index for a while, a group commit writes it.
+    return this.state.readConsistent((current) => {
+      if (!ifMatchAccepts(request.ifMatch, current.revision))
+        throw preconditionFailed(request.ifMatch ?? '', current.revision);
+      const outcome = previewChange(current, changeSet);
+      if (!outcome.ok) throw validationFailed(outcome.issues, 'the change set');
+      return new Revisioned(current.revision, outcome.preview);
+    });
   }
 
   /** Replaces the whole configuration with the file's, in one revision. */

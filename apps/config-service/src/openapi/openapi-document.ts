@@ -8,6 +8,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import { ID_COLLECTIONS } from '@policygen/engine';
+import { DEFAULT_PREVIEW_LIMITS } from '../changes/change-preview';
 import { collectionRoute } from '../entities/entity-controllers';
 import type { EntityKind } from '../entities/entity-kinds';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
@@ -245,13 +246,31 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
     '/api/v1/changes': {
       post: {
         tags: ['configuration'],
-        summary: 'Commit a change set atomically (fleet-format.md, "Change sets")',
-        parameters: WRITE_HEADERS,
+        summary: 'Commit a change set atomically (fleet-format.md, "Change sets"), or preview it (dryRun)',
+        parameters: [
+          ...WRITE_HEADERS,
+          {
+            name: 'dryRun',
+            in: 'query',
+            required: false,
+            description:
+              'true: commit nothing, announce nothing; answer what the commit would do (ChangePreview): the nodes it ' +
+              'affects, those that would fail and why, and bundle diffs of the first changed nodes. Refused as the ' +
+              'commit would be (400, 412). ETag: the revision previewed against.',
+            schema: { type: 'boolean', default: false },
+          },
+        ],
         requestBody: body(
           ref('ChangeRequest'),
           `A change set; its reason may be given as a "reason" field beside upsert and delete (or as ${REASON_HEADER}, not both)`,
         ),
-        responses: { '200': committed, ...CHANGE_FAILURES },
+        responses: {
+          '200': json(
+            { oneOf: [ref('CommitResult'), ref('ChangePreview')] },
+            'Committed at the new revision; with dryRun, the preview',
+          ),
+          ...CHANGE_FAILURES,
+        },
       },
     },
     '/api/v1/import': {
@@ -427,12 +446,91 @@ function apiSchemas(): Record<string, SchemaObject> {
       },
     },
     ...revisionSchemas(),
+    ...previewSchemas(),
     Fleet: {
       ...upsert,
       properties: {
         settings: ref('Settings'),
         parameters: { type: 'object', additionalProperties: ANY_JSON },
         ...upsert.properties,
+      },
+    },
+  };
+}
+
+/** The answer of a dry run (changes/change-preview.ts). */
+function previewSchemas(): Record<string, SchemaObject> {
+  const limits = DEFAULT_PREVIEW_LIMITS;
+  const texts = arrayOf({ type: 'string' });
+  const status: SchemaObject = { type: 'string', enum: ['ok', 'failed', 'ignored', 'absent'] };
+  return {
+    ChangePreview: {
+      type: 'object',
+      required: [
+        'dryRun',
+        'revision',
+        'counts',
+        'affected',
+        'removed',
+        'checked',
+        'changed',
+        'failing',
+        'nodes',
+      ],
+      properties: {
+        dryRun: { type: 'boolean', enum: [true] },
+        revision: { type: 'integer', description: 'The revision the change set was checked against' },
+        counts: ref('ChangeCounts'),
+        affected: {
+          type: 'object',
+          description: `Nodes whose bundle the change can affect: their count, and the first ${limits.listedNodes} ids`,
+          properties: { count: { type: 'integer' }, nodes: texts },
+        },
+        removed: { ...texts, description: 'Nodes the change deletes' },
+        checked: {
+          type: 'object',
+          description: `Affected nodes generated before and after (the first ${limits.checkedNodes} by id), and how many were left out`,
+          properties: { count: { type: 'integer' }, leftOut: { type: 'integer' } },
+        },
+        changed: {
+          type: 'integer',
+          description: 'Checked nodes whose files (but the manifest), status or errors would change',
+        },
+        failing: arrayOf({
+          type: 'object',
+          properties: {
+            node: { type: 'string' },
+            before: status,
+            errors: arrayOf({ type: 'object', description: 'NodeError (outputs.md)' }),
+          },
+        }),
+        nodes: arrayOf(ref('NodeBundleDiff')),
+        diffsLeftOut: {
+          type: 'integer',
+          description: `Changed nodes not compared file by file (the first ${limits.diffedNodes} are)`,
+        },
+      },
+    },
+    NodeBundleDiff: {
+      type: 'object',
+      properties: {
+        node: { type: 'string' },
+        status: { type: 'object', properties: { before: status, after: status } },
+        files: {
+          type: 'object',
+          description: 'Bundle paths',
+          properties: { added: texts, removed: texts, changed: texts },
+        },
+        diffs: {
+          type: 'object',
+          description:
+            'Unified diffs of changed and added files, by path: promises.cf and properties.json first',
+          additionalProperties: { type: 'string' },
+        },
+        undiffed: {
+          ...texts,
+          description: `Files without a diff: over the node's budget (${limits.diffCharactersPerNode} characters), or too different`,
+        },
       },
     },
   };
@@ -448,6 +546,10 @@ function revisionSchemas(): Record<string, SchemaObject> {
     properties: Object.fromEntries(changeKinds.map((kind) => [kind, item])),
   });
   return {
+    ChangeCounts: byKind({
+      type: 'object',
+      properties: { upserted: { type: 'integer' }, deleted: { type: 'integer' } },
+    }),
     Revision: {
       type: 'object',
       required: ['revision', 'committedAt', 'author', 'reason', 'counts'],
@@ -459,10 +561,7 @@ function revisionSchemas(): Record<string, SchemaObject> {
           "The API token's name, or anonymous; null for revisions committed before authors were recorded",
         ),
         reason: nullable({ type: 'string' }),
-        counts: byKind({
-          type: 'object',
-          properties: { upserted: { type: 'integer' }, deleted: { type: 'integer' } },
-        }),
+        counts: ref('ChangeCounts'),
       },
     },
     RevisionsPage: {
