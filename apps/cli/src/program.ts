@@ -8,6 +8,7 @@ import { defineExplain } from './commands/explain';
 import { defineGenerate } from './commands/generate';
 import { defineGraph } from './commands/graph';
 import { defineDemo } from './commands/demo';
+import { defineDiff } from './commands/diff';
 import { defineStart } from './commands/start';
 import { defineValidate } from './commands/validate';
 import type { CommandContext } from './commands/context';
@@ -44,6 +45,7 @@ export function buildProgram(context: CommandContext): Command {
     defineStart,
     defineStatus,
     defineLag,
+    defineDiff,
     defineDashboard,
   ]) {
     define(program, context);

@@ -59,23 +59,24 @@ describe('config service: entities', () => {
     expect(await revision()).toBe(creations.length);
   });
 
-  it('gets one entity by its key, with the revision as ETag; 404 for a missing one', async () => {
-    const current = await revision();
-    const paths: [string, Record<string, unknown>][] = [
-      ['/api/v1/techniques/pkg/1.0', { id: 'pkg', version: '1.0' }],
-      ['/api/v1/directives/d-ssh', { id: 'd-ssh' }],
-      [`/api/v1/relationships/d-ssh/${encodeURIComponent('->')}/d-vim`, { from: 'd-ssh', to: 'd-vim' }],
-      ['/api/v1/rules/r-base', { id: 'r-base' }],
-      ['/api/v1/groups/g-web', { id: 'g-web' }],
-      ['/api/v1/nodes/n2', { id: 'n2', policyServer: 'relay-eu', state: 'enabled' }],
-      ['/api/v1/relays/relay-eu', relayEu],
+  it('gets one entity by its key, with its own revision as ETag; 404 for a missing one', async () => {
+    // Each was created at its own revision by the first test: that is its ETag, not the current revision.
+    const paths: [string, Record<string, unknown>, number][] = [
+      ['/api/v1/techniques/pkg/1.0', { id: 'pkg', version: '1.0' }, 1],
+      ['/api/v1/directives/d-ssh', { id: 'd-ssh' }, 2],
+      [`/api/v1/relationships/d-ssh/${encodeURIComponent('->')}/d-vim`, { from: 'd-ssh', to: 'd-vim' }, 4],
+      ['/api/v1/rules/r-base', { id: 'r-base' }, 9],
+      ['/api/v1/groups/g-web', { id: 'g-web' }, 8],
+      ['/api/v1/nodes/n2', { id: 'n2', policyServer: 'relay-eu', state: 'enabled' }, 7],
+      ['/api/v1/relays/relay-eu', relayEu, 5],
     ];
-    for (const [path, expected] of paths) {
+    for (const [path, expected, entityRevision] of paths) {
       const found = await suite.api.get(path);
       expect(found.status).toBe(200);
-      expect(found.etag).toBe(`"${current}"`);
+      expect(found.etag).toBe(`"${entityRevision}"`);
       expect(found.body).toMatchObject(expected);
     }
+    expect((await suite.api.get('/api/v1/nodes')).etag).toBe(`"${await revision()}"`);
     for (const path of [
       '/api/v1/techniques/pkg/2.0',
       '/api/v1/directives/nope',

@@ -2,3 +2,4 @@ export { configServiceAuthenticator, createConfigServiceApp } from './app/create
 export type { ConfigServiceOptions } from './app/config-service-options';
 export type { LagReport, NodeStatus, RevisionProgress, StageLag } from './pipeline/pipeline-view';
 export type { FailurePage, PipelineStatus } from './pipeline/pipeline.service';
+export type { ChangePreview, NodeBundleDiff } from './changes/change-preview';

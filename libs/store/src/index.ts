@@ -1,4 +1,8 @@
 export * from './lib/config-store';
+export * from './lib/change-counts';
+export { EntityRevisions } from './lib/entity-revisions';
+export { COLLECTIONS, PARAMETER, SETTINGS } from './lib/entity-rows';
+export type { Collection } from './lib/entity-rows';
 export { PostgresConfigStore } from './lib/postgres/postgres-config-store';
 export type { PostgresConfigStoreOptions } from './lib/postgres/postgres-config-store';
 export { MemoryConfigDatabase, MemoryConfigStore } from './lib/memory/memory-config-store';

@@ -1,7 +1,27 @@
-import type { FailurePage, LagReport, PipelineStatus } from '@policygen/config-service';
+import type { ChangePreview, FailurePage, LagReport, PipelineStatus } from '@policygen/config-service';
+import type { ValidationIssue } from '@policygen/engine';
 import { InputError } from '../errors';
 
-export type { FailurePage, LagReport, PipelineStatus, StageLag } from '@policygen/config-service';
+export type {
+  ChangePreview,
+  FailurePage,
+  LagReport,
+  NodeBundleDiff,
+  PipelineStatus,
+  StageLag,
+} from '@policygen/config-service';
+
+/** The API refused the request as invalid (400): its message and issues, each with its JSON path. */
+export class RequestRefused extends Error {
+  override readonly name = 'RequestRefused';
+
+  constructor(
+    message: string,
+    readonly issues: readonly ValidationIssue[],
+  ) {
+    super(message);
+  }
+}
 
 /** The config API of a running pipeline (`npm start`, or the config-service of a deployment). */
 export class PipelineApi {
@@ -34,16 +54,41 @@ export class PipelineApi {
     return this.get(`/api/v1/failures?limit=${limit}`);
   }
 
-  private async get<T>(path: string): Promise<T> {
+  /** What committing the change set would do, committing nothing; an invalid change set throws `RequestRefused`. */
+  previewChange(changeSet: unknown): Promise<ChangePreview> {
+    return this.request('/api/v1/changes?dryRun=true', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(changeSet),
+    });
+  }
+
+  private get<T>(path: string): Promise<T> {
+    return this.request(path, {});
+  }
+
+  private async request<T>(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<T> {
     const url = `${this.base}${path}`;
     let response: Response;
     try {
       response = await fetch(url, {
-        headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
-        signal: AbortSignal.timeout(15_000),
+        ...init,
+        headers: { ...init.headers, ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+        // A preview generates nodes before and after: it may take longer than a read.
+        signal: AbortSignal.timeout(init.method === 'POST' ? 120_000 : 15_000),
       });
     } catch (error) {
       throw new Error(`cannot reach ${url}`, { cause: error });
+    }
+    if (response.status === 400) {
+      const refusal = (await response.json().catch(() => ({}))) as {
+        message?: string;
+        issues?: ValidationIssue[];
+      };
+      throw new RequestRefused(refusal.message ?? `${url} answered 400`, refusal.issues ?? []);
     }
     if (response.status === 401 || response.status === 403)
       throw new InputError(

@@ -21,6 +21,8 @@ import { OutboxService } from '../outbox/outbox.service';
 import { ParametersController } from '../parameters/parameters.controller';
 import { RelayTokensController } from '../relays/relay-tokens.controller';
 import { ParametersService } from '../parameters/parameters.service';
+import { RevisionsController } from '../revisions/revisions.controller';
+import { RevisionsService } from '../revisions/revisions.service';
 import { SettingsController } from '../settings/settings.controller';
 import { SettingsService } from '../settings/settings.service';
 import { ConfigStateService } from '../state/config-state.service';
@@ -64,6 +66,7 @@ export class ConfigServiceModule {
         ParametersController,
         SettingsController,
         ChangesController,
+        RevisionsController,
         NodeTokensController,
         ApiTokensController,
         WhoamiController,
@@ -97,6 +100,7 @@ export class ConfigServiceModule {
         ParametersService,
         SettingsService,
         ChangesService,
+        RevisionsService,
         PipelineService,
       ],
     };

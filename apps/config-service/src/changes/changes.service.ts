@@ -1,10 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { loadFleet, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
-import { validationFailed } from '../http/api-errors';
+import { preconditionFailed, validationFailed } from '../http/api-errors';
+import { ifMatchAccepts } from '../http/if-match';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
+import { checkedReason, REASON_HEADER } from '../http/reason';
 import { ConfigStateService } from '../state/config-state.service';
+import type { WriteRequest } from '../state/config-state.service';
+import type { ChangePreview } from './change-preview';
+import { previewChange } from './change-preview';
 import { replacementChangeSet } from './replacement-change-set';
 
 export interface CommitResult {
@@ -30,27 +35,69 @@ export class ChangesService {
     return new Revisioned(revision, index.toFleet());
   }
 
-  async applyChangeSet(changeSet: unknown, ifMatch: string | undefined): Promise<Revisioned<CommitResult>> {
+  /** Commits a change set; `body` may say why in a `reason` field beside `upsert` and `delete`. */
+  async applyChangeSet(body: unknown, request: WriteRequest): Promise<Revisioned<CommitResult>> {
+    const { changeSet, reason } = withoutReason(body, request.reason);
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      reason,
       build: () => changeSet,
       refuse: (issues) => validationFailed(issues, 'the change set'),
     });
     return answer(committed);
   }
 
+  /**
+   * What committing the change set would do, committing nothing: refused as the commit would be
+   * (400, 412), else the affected nodes, the failing ones and bundle diffs (`previewChange`).
+   */
+  async previewChangeSet(body: unknown, request: WriteRequest): Promise<Revisioned<ChangePreview>> {
+    const { changeSet } = withoutReason(body, request.reason);
+    // Between two commits: the preview reads the index for a while, a group commit writes it.
+    return this.state.readConsistent((current) => {
+      if (!ifMatchAccepts(request.ifMatch, current.revision))
+        throw preconditionFailed(request.ifMatch ?? '', current.revision);
+      const outcome = previewChange(current, changeSet);
+      if (!outcome.ok) throw validationFailed(outcome.issues, 'the change set');
+      return new Revisioned(current.revision, outcome.preview);
+    });
+  }
+
   /** Replaces the whole configuration with the file's, in one revision. */
-  async importFleet(file: FleetFileBody, ifMatch: string | undefined): Promise<Revisioned<CommitResult>> {
+  async importFleet(file: FleetFileBody, request: WriteRequest): Promise<Revisioned<CommitResult>> {
     const validated = 'yaml' in file ? loadFleet(file.yaml, 'yaml') : validateFleet(file.json);
     if (!validated.ok) throw validationFailed(validated.issues, 'the fleet file');
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
       build: ({ index }) => replacementChangeSet(index, validated.fleet),
       // The file is valid on its own, so the engine has nothing more to say; were it to, its paths are the file's.
       refuse: (issues) => validationFailed(rebaseIssues(issues, jsonPath('upsert'), '$'), 'the fleet file'),
     });
     return answer(committed);
   }
+}
+
+/** The body field that says why a change set is committed: not part of the change set, which has only its sections. */
+const REASON_FIELD = 'reason';
+
+/**
+ * The change set of a `/changes` body, and the reason of the body or the header: a reason given in
+ * both is refused, since one of them would be lost.
+ */
+export function withoutReason(
+  body: unknown,
+  headerReason: string | null,
+): { readonly changeSet: unknown; readonly reason: string | null } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, REASON_FIELD))
+    return { changeSet: body, reason: headerReason };
+  const { [REASON_FIELD]: given, ...changeSet } = body as Record<string, unknown>;
+  const reason = checkedReason(given, `$.${REASON_FIELD}`);
+  if (reason !== null && headerReason !== null)
+    throw validationFailed(
+      [{ path: `$.${REASON_FIELD}`, message: `give the reason once: here or in ${REASON_HEADER}, not both` }],
+      'the reason',
+    );
+  return { changeSet, reason: reason ?? headerReason };
 }
 
 function answer(committed: { revision: number; committedAt: Date }): Revisioned<CommitResult> {

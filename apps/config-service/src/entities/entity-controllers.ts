@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import type { Type } from '@nestjs/common';
+import { Actor } from '../http/actor';
+import { Reason } from '../http/reason';
 import type { Revisioned } from '../http/revisioned';
 import type { EntityKey, EntityKind } from './entity-kinds';
 import { ENTITY_KINDS } from './entity-kinds';
@@ -41,8 +43,10 @@ function entityController(kind: EntityKind): Type<unknown> {
     create(
       @Body() body: unknown,
       @Headers('if-match') ifMatch: string | undefined,
+      @Actor() author: string,
+      @Reason() reason: string | null,
     ): Promise<Revisioned<EntityMutationResult>> {
-      return this.entities.create(kind, body, ifMatch);
+      return this.entities.create(kind, body, { ifMatch, author, reason });
     }
 
     @Put(byKey)
@@ -50,8 +54,10 @@ function entityController(kind: EntityKind): Type<unknown> {
       @Param() key: EntityKey,
       @Body() body: unknown,
       @Headers('if-match') ifMatch: string | undefined,
+      @Actor() author: string,
+      @Reason() reason: string | null,
     ): Promise<Revisioned<EntityMutationResult>> {
-      return this.entities.replace(kind, key, body, ifMatch);
+      return this.entities.replace(kind, key, body, { ifMatch, author, reason });
     }
 
     @Delete(byKey)
@@ -59,8 +65,10 @@ function entityController(kind: EntityKind): Type<unknown> {
     remove(
       @Param() key: EntityKey,
       @Headers('if-match') ifMatch: string | undefined,
+      @Actor() author: string,
+      @Reason() reason: string | null,
     ): Promise<Revisioned<undefined>> {
-      return this.entities.remove(kind, key, ifMatch);
+      return this.entities.remove(kind, key, { ifMatch, author, reason });
     }
   }
 

@@ -1,5 +1,7 @@
 import { compareCodeUnits, relationshipKey } from '@policygen/engine';
 import type { FleetCollection, FleetIndex, ID_COLLECTIONS } from '@policygen/engine';
+import { COLLECTIONS } from '@policygen/store';
+import type { EntityRef } from '../state/config-state.service';
 
 /** The fields of an entity that name it, as they appear in its URL. */
 export type EntityKey = Readonly<Record<string, string>>;
@@ -92,4 +94,10 @@ export function describe(kind: EntityKind, key: EntityKey): string {
       ? relationshipKey({ from: key['from'] ?? '', kind: key['kind'] ?? '', to: key['to'] ?? '' })
       : kind.keyFields.map((field) => key[field]).join(' ');
   return `${kind.singular} ${name}`;
+}
+
+/** The entity as the store keeps it: what its own revision, its ETag, is looked up by. */
+export function entityRef(kind: EntityKind, key: EntityKey): EntityRef {
+  const storeKey = COLLECTIONS[kind.collection] as (key: EntityKey) => string;
+  return { kind: kind.collection, key: storeKey(key), name: describe(kind, key) };
 }

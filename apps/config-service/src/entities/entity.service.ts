@@ -5,8 +5,9 @@ import { alreadyExists, notFound, stillReferenced, validationFailed } from '../h
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
 import { ConfigStateService } from '../state/config-state.service';
+import type { WriteRequest } from '../state/config-state.service';
 import type { EntityKey, EntityKind } from './entity-kinds';
-import { describe, keyOf } from './entity-kinds';
+import { describe, entityRef, keyOf } from './entity-kinds';
 
 /** What a create or replace answers: the new revision and the entity as stored (defaults applied). */
 export interface EntityMutationResult {
@@ -14,7 +15,11 @@ export interface EntityMutationResult {
   readonly entity: unknown;
 }
 
-/** List, get, create, replace and delete for every entity collection, each write one change set. */
+/**
+ * List, get, create, replace and delete for every entity collection, each write one change set. An
+ * entity's ETag is its own revision, and `If-Match` on it compares with that: editing one entity
+ * never fails because another changed. A collection's is the configuration's revision.
+ */
 @Injectable()
 export class EntityService {
   constructor(@Inject(ConfigStateService) private readonly state: ConfigStateService) {}
@@ -25,19 +30,19 @@ export class EntityService {
   }
 
   get(kind: EntityKind, key: EntityKey): Revisioned<object> {
-    const { revision, index } = this.state.current;
-    const entity = kind.find(index, key);
-    if (!entity) throw notFound(describe(kind, key));
+    const entity = kind.find(this.state.current.index, key);
+    const revision = this.state.revisionOf(entityRef(kind, key));
+    if (!entity || revision === undefined) throw notFound(describe(kind, key));
     return new Revisioned(revision, entity);
   }
 
   async create(
     kind: EntityKind,
     body: unknown,
-    ifMatch: string | undefined,
+    request: WriteRequest,
   ): Promise<Revisioned<EntityMutationResult>> {
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
       build: ({ index }) => {
         // The key after defaults (a relationship's kind defaults to ->); a body that does not
         // parse is the validator's to report.
@@ -55,10 +60,11 @@ export class EntityService {
     kind: EntityKind,
     key: EntityKey,
     body: unknown,
-    ifMatch: string | undefined,
+    request: WriteRequest,
   ): Promise<Revisioned<EntityMutationResult>> {
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      entity: entityRef(kind, key),
       build: ({ index }) => {
         if (!kind.find(index, key)) throw notFound(describe(kind, key));
         return { upsert: { [kind.collection]: [withKey(kind, key, body)] } };
@@ -68,13 +74,10 @@ export class EntityService {
     return upserted(kind, committed);
   }
 
-  async remove(
-    kind: EntityKind,
-    key: EntityKey,
-    ifMatch: string | undefined,
-  ): Promise<Revisioned<undefined>> {
+  async remove(kind: EntityKind, key: EntityKey, request: WriteRequest): Promise<Revisioned<undefined>> {
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      entity: entityRef(kind, key),
       build: ({ index }) => {
         if (!kind.find(index, key)) throw notFound(describe(kind, key));
         return { delete: { [kind.collection]: [kind.deletion(key)] } };

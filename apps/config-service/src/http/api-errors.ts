@@ -32,10 +32,29 @@ export function stillReferenced(what: string, issues: readonly ValidationIssue[]
   return apiError(HttpStatus.CONFLICT, `${what} cannot be deleted: it is still referenced`, { issues });
 }
 
-export function preconditionFailed(ifMatch: string, revision: number): HttpException {
+/**
+ * `If-Match` names another revision than the current one: the configuration's, or, with `entity`,
+ * that entity's own (undefined: the entity does not exist).
+ */
+export function preconditionFailed(
+  ifMatch: string,
+  revision: number | undefined,
+  entity?: string,
+): HttpException {
+  if (entity === undefined)
+    return apiError(
+      HttpStatus.PRECONDITION_FAILED,
+      `If-Match ${ifMatch} does not match the current revision ${revision}`,
+      { revision },
+    );
+  if (revision === undefined)
+    return apiError(
+      HttpStatus.PRECONDITION_FAILED,
+      `If-Match ${ifMatch} does not match: ${entity} does not exist`,
+    );
   return apiError(
     HttpStatus.PRECONDITION_FAILED,
-    `If-Match ${ifMatch} does not match the current revision ${revision}`,
+    `If-Match ${ifMatch} does not match the revision of ${entity}, ${revision}`,
     { revision },
   );
 }

@@ -16,4 +16,10 @@ describe('If-Match', () => {
     expect(ifMatchAccepts('"012"', 12)).toBe(false);
     expect(ifMatchAccepts('abc', 12)).toBe(false);
   });
+
+  it('accepts no tag, not even *, for what does not exist; nor refuses a request without the header', () => {
+    expect(ifMatchAccepts('*', undefined)).toBe(false);
+    expect(ifMatchAccepts('"3"', undefined)).toBe(false);
+    expect(ifMatchAccepts(undefined, undefined)).toBe(true);
+  });
 });

@@ -4,11 +4,13 @@ export function etagOf(revision: number): string {
 }
 
 /**
- * Whether an `If-Match` header lets a change apply at `revision`. Absent or empty: yes. Tags may be
+ * Whether an `If-Match` header lets a change apply to what is at `revision`; `undefined` when it
+ * does not exist, which no tag matches, not even `*` (RFC 9110). Absent or empty: yes. Tags may be
  * quoted or not, weak or strong, listed with commas, or `*`.
  */
-export function ifMatchAccepts(header: string | undefined, revision: number): boolean {
+export function ifMatchAccepts(header: string | undefined, revision: number | undefined): boolean {
   if (header === undefined || header.trim() === '') return true;
+  if (revision === undefined) return false;
   return header
     .split(',')
     .map((tag) => tag.trim())

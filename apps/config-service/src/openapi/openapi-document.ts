@@ -8,10 +8,13 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import { ID_COLLECTIONS } from '@policygen/engine';
+import { DEFAULT_PREVIEW_LIMITS } from '../changes/change-preview';
 import { collectionRoute } from '../entities/entity-controllers';
 import type { EntityKind } from '../entities/entity-kinds';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
+import { MAX_REASON_CHARACTERS, REASON_HEADER } from '../http/reason';
 import { YAML_MEDIA_TYPES } from '../http/request-bodies';
+import { DEFAULT_REVISIONS_PAGE, MAX_REVISIONS_PAGE } from '../revisions/revisions.service';
 import { ENTITY_SCHEMA_NAMES, fleetSchemas } from './fleet-schemas';
 import { observabilityPaths, observabilitySchemas } from './observability-paths';
 import {
@@ -25,20 +28,53 @@ import {
 const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 const arrayOf = (items: SchemaObject | ReferenceObject): SchemaObject => ({ type: 'array', items });
 const ANY_JSON: SchemaObject = { description: 'any JSON value' };
+const nullable = (schema: SchemaObject, description?: string): SchemaObject => ({
+  anyOf: [schema, { type: 'null' }],
+  ...(description ? { description } : {}),
+});
 
 const IF_MATCH: ParameterObject = {
   name: 'If-Match',
   in: 'header',
   required: false,
-  description: 'The revision the change expects, e.g. "12"; another revision gives 412',
+  description:
+    'The configuration\'s revision the change expects, e.g. "12" (the ETag of GET /api/v1/revision or of a list); another revision gives 412',
   schema: { type: 'string' },
 };
+const ENTITY_IF_MATCH: ParameterObject = {
+  ...IF_MATCH,
+  description:
+    'The entity\'s own revision the change expects (its ETag), e.g. "12": a 412 only when this entity changed since, or no longer exists',
+};
+const REASON: ParameterObject = {
+  name: REASON_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    `Why the change is made, recorded with its revision (GET /api/v1/revisions): at most ${MAX_REASON_CHARACTERS} characters, ` +
+    "no control characters (else 400). Non-ASCII text as RFC 8187: UTF-8''<percent-encoded>",
+  schema: { type: 'string' },
+};
+/** The headers of a write: its precondition on the configuration, and its reason. */
+const WRITE_HEADERS = [IF_MATCH, REASON];
+/** The headers of a write to one entity: its precondition on that entity, and its reason. */
+const ENTITY_WRITE_HEADERS = [ENTITY_IF_MATCH, REASON];
 const ETAG = {
   ETag: { description: 'The revision of the configuration, e.g. "12"', schema: { type: 'string' } },
 };
+const ENTITY_ETAG = {
+  ETag: {
+    description: 'The revision that last wrote this entity, e.g. "12": the If-Match of its PUT and DELETE',
+    schema: { type: 'string' },
+  },
+};
 
-function json(schema: SchemaObject | ReferenceObject, description: string): ResponseObject {
-  return { description, headers: ETAG, content: { 'application/json': { schema } } };
+function json(
+  schema: SchemaObject | ReferenceObject,
+  description: string,
+  headers: ResponseObject['headers'] = ETAG,
+): ResponseObject {
+  return { description, headers, content: { 'application/json': { schema } } };
 }
 function failure(description: string, schema = 'Error'): ResponseObject {
   return { description, content: { 'application/json': { schema: ref(schema) } } };
@@ -52,7 +88,10 @@ const body = (schema: SchemaObject | ReferenceObject, description?: string): Req
 /** The answers every change can give besides its success. */
 const CHANGE_FAILURES: Record<string, ResponseObject> = {
   '400': failure('Invalid: every issue with its JSON path; malformed JSON', 'ValidationError'),
-  '412': failure('If-Match names another revision; the body has the current one', 'PreconditionFailed'),
+  '412': failure(
+    'If-Match names another revision (of the configuration, or of the entity); the body has the current one',
+    'PreconditionFailed',
+  ),
   '413': failure('The body is larger than the configured limit'),
   '415': failure('The body is not JSON'),
 };
@@ -86,7 +125,7 @@ function entityPaths(kind: EntityKind): Record<string, PathItemObject> {
       post: {
         tags,
         summary: `Create a ${kind.singular}`,
-        parameters: [IF_MATCH],
+        parameters: WRITE_HEADERS,
         requestBody: body(schema),
         responses: {
           '201': mutation,
@@ -100,20 +139,23 @@ function entityPaths(kind: EntityKind): Record<string, PathItemObject> {
       get: {
         tags,
         summary: `Get a ${kind.singular}`,
-        responses: { '200': json(schema, `The ${kind.singular}`), '404': failure('No such entity') },
+        responses: {
+          '200': json(schema, `The ${kind.singular}`, ENTITY_ETAG),
+          '404': failure('No such entity'),
+        },
       },
       put: {
         tags,
         summary: `Replace a ${kind.singular}`,
         description: 'Key fields left out of the body are taken from the URL; differing ones are a 400.',
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         requestBody: body(schema),
         responses: { '200': mutation, '404': failure('No such entity'), ...CHANGE_FAILURES },
       },
       delete: {
         tags,
         summary: `Delete a ${kind.singular}`,
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         responses: {
           '204': { description: 'Deleted; ETag is the new revision', headers: ETAG },
           '404': failure('No such entity'),
@@ -138,7 +180,7 @@ function parameterPaths(): Record<string, PathItemObject> {
       post: {
         tags,
         summary: 'Create a parameter',
-        parameters: [IF_MATCH],
+        parameters: WRITE_HEADERS,
         requestBody: body(ref('NewParameter')),
         responses: { '201': mutation, '409': failure('The parameter exists already'), ...CHANGE_FAILURES },
       },
@@ -148,19 +190,22 @@ function parameterPaths(): Record<string, PathItemObject> {
       get: {
         tags,
         summary: "A parameter's value",
-        responses: { '200': json(ANY_JSON, 'The value'), '404': failure('No such parameter') },
+        responses: {
+          '200': json(ANY_JSON, 'The value', ENTITY_ETAG),
+          '404': failure('No such parameter'),
+        },
       },
       put: {
         tags,
         summary: "Replace a parameter's value",
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         requestBody: body(ANY_JSON, 'The value itself, any JSON'),
         responses: { '200': mutation, '404': failure('No such parameter'), ...CHANGE_FAILURES },
       },
       delete: {
         tags,
         summary: 'Delete a parameter',
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         responses: {
           '204': { description: 'Deleted', headers: ETAG },
           '404': failure('No such parameter'),
@@ -182,19 +227,25 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
       get: {
         tags: ['settings'],
         summary: 'The settings',
-        responses: { '200': json(ref('Settings'), 'The settings') },
+        responses: {
+          '200': json(
+            ref('Settings'),
+            'The settings; ETag: the revision that last wrote them ("0": never)',
+            ENTITY_ETAG,
+          ),
+        },
       },
       put: {
         tags: ['settings'],
         summary: 'Replace the settings (absent fields take their defaults)',
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         requestBody: body(ref('Settings')),
         responses: { '200': settingsResult, ...CHANGE_FAILURES },
       },
       patch: {
         tags: ['settings'],
         summary: 'Merge into the settings',
-        parameters: [IF_MATCH],
+        parameters: ENTITY_WRITE_HEADERS,
         requestBody: body(ref('Settings')),
         responses: { '200': settingsResult, ...CHANGE_FAILURES },
       },
@@ -202,17 +253,38 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
     '/api/v1/changes': {
       post: {
         tags: ['configuration'],
-        summary: 'Commit a change set atomically (fleet-format.md, "Change sets")',
-        parameters: [IF_MATCH],
-        requestBody: body(ref('ChangeSet')),
-        responses: { '200': committed, ...CHANGE_FAILURES },
+        summary: 'Commit a change set atomically (fleet-format.md, "Change sets"), or preview it (dryRun)',
+        parameters: [
+          ...WRITE_HEADERS,
+          {
+            name: 'dryRun',
+            in: 'query',
+            required: false,
+            description:
+              'true: commit nothing, announce nothing; answer what the commit would do (ChangePreview): the nodes it ' +
+              'affects, those that would fail and why, and bundle diffs of the first changed nodes. Refused as the ' +
+              'commit would be (400, 412). ETag: the revision previewed against.',
+            schema: { type: 'boolean', default: false },
+          },
+        ],
+        requestBody: body(
+          ref('ChangeRequest'),
+          `A change set; its reason may be given as a "reason" field beside upsert and delete (or as ${REASON_HEADER}, not both)`,
+        ),
+        responses: {
+          '200': json(
+            { oneOf: [ref('CommitResult'), ref('ChangePreview')] },
+            'Committed at the new revision; with dryRun, the preview',
+          ),
+          ...CHANGE_FAILURES,
+        },
       },
     },
     '/api/v1/import': {
       post: {
         tags: ['configuration'],
         summary: 'Replace the whole configuration with a fleet file, in one revision',
-        parameters: [IF_MATCH],
+        parameters: WRITE_HEADERS,
         requestBody: {
           required: true,
           content: {
@@ -228,6 +300,60 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
         tags: ['configuration'],
         summary: 'The fleet file at the current revision',
         responses: { '200': json(ref('Fleet'), 'The whole configuration') },
+      },
+    },
+    '/api/v1/revisions': {
+      get: {
+        tags: ['audit trail'],
+        summary: 'The revisions, oldest first: who committed each, when, why, and how much it changed',
+        description:
+          'Pages follow each other by `after`: pass the `next` of a page to get the one after it (null after the last). ' +
+          'The newest revisions: after = the current revision minus limit.',
+        parameters: [
+          {
+            name: 'after',
+            in: 'query',
+            required: false,
+            description: 'Revisions after this one (default 0: from the first)',
+            schema: { type: 'integer', minimum: 0, default: 0 },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: {
+              type: 'integer',
+              minimum: 1,
+              maximum: MAX_REVISIONS_PAGE,
+              default: DEFAULT_REVISIONS_PAGE,
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'A page of revisions',
+            content: { 'application/json': { schema: ref('RevisionsPage') } },
+          },
+          '400': failure(
+            'after or limit is not an integer in range (the message names it)',
+            'ValidationError',
+          ),
+        },
+      },
+    },
+    '/api/v1/revisions/{revision}': {
+      parameters: [{ name: 'revision', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      get: {
+        tags: ['audit trail'],
+        summary: 'One revision with what it changed: entities by kind and key, and its change set',
+        responses: {
+          '200': {
+            description: 'The revision',
+            content: { 'application/json': { schema: ref('RevisionDetail') } },
+          },
+          '400': failure('Not a revision number', 'ValidationError'),
+          '404': failure('No such revision'),
+        },
       },
     },
     '/api/v1/revision': {
@@ -264,6 +390,24 @@ function apiSchemas(): Record<string, SchemaObject> {
           };
   const upsert = collections(entity);
   const remove = collections(deletion);
+  const changeSet: SchemaObject = {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      upsert: {
+        ...upsert,
+        properties: {
+          ...upsert.properties,
+          parameters: { type: 'object', additionalProperties: ANY_JSON },
+          settings: ref('Settings'),
+        },
+      },
+      delete: {
+        ...remove,
+        properties: { ...remove.properties, parameters: arrayOf({ type: 'string' }) },
+      },
+    },
+  };
   return {
     Issue: {
       type: 'object',
@@ -298,24 +442,18 @@ function apiSchemas(): Record<string, SchemaObject> {
       type: 'object',
       properties: { revision: { type: 'integer' }, name: { type: 'string' }, value: ANY_JSON },
     },
-    ChangeSet: {
+    ChangeSet: changeSet,
+    ChangeRequest: {
+      description: 'A change set, and why it is made',
       type: 'object',
       additionalProperties: false,
       properties: {
-        upsert: {
-          ...upsert,
-          properties: {
-            ...upsert.properties,
-            parameters: { type: 'object', additionalProperties: ANY_JSON },
-            settings: ref('Settings'),
-          },
-        },
-        delete: {
-          ...remove,
-          properties: { ...remove.properties, parameters: arrayOf({ type: 'string' }) },
-        },
+        ...(changeSet.properties ?? {}),
+        reason: { type: 'string', maxLength: MAX_REASON_CHARACTERS },
       },
     },
+    ...revisionSchemas(),
+    ...previewSchemas(),
     Fleet: {
       ...upsert,
       properties: {
@@ -323,6 +461,140 @@ function apiSchemas(): Record<string, SchemaObject> {
         parameters: { type: 'object', additionalProperties: ANY_JSON },
         ...upsert.properties,
       },
+    },
+  };
+}
+
+/** The answer of a dry run (changes/change-preview.ts). */
+function previewSchemas(): Record<string, SchemaObject> {
+  const limits = DEFAULT_PREVIEW_LIMITS;
+  const texts = arrayOf({ type: 'string' });
+  const status: SchemaObject = { type: 'string', enum: ['ok', 'failed', 'ignored', 'absent'] };
+  return {
+    ChangePreview: {
+      type: 'object',
+      required: [
+        'dryRun',
+        'revision',
+        'counts',
+        'affected',
+        'removed',
+        'checked',
+        'changed',
+        'failing',
+        'nodes',
+      ],
+      properties: {
+        dryRun: { type: 'boolean', enum: [true] },
+        revision: { type: 'integer', description: 'The revision the change set was checked against' },
+        counts: ref('ChangeCounts'),
+        affected: {
+          type: 'object',
+          description: `Nodes whose bundle the change can affect: their count, and the first ${limits.listedNodes} ids`,
+          properties: { count: { type: 'integer' }, nodes: texts },
+        },
+        removed: { ...texts, description: 'Nodes the change deletes' },
+        checked: {
+          type: 'object',
+          description: `Affected nodes generated before and after (the first ${limits.checkedNodes} by id), and how many were left out`,
+          properties: { count: { type: 'integer' }, leftOut: { type: 'integer' } },
+        },
+        changed: {
+          type: 'integer',
+          description: 'Checked nodes whose files (but the manifest), status or errors would change',
+        },
+        failing: arrayOf({
+          type: 'object',
+          properties: {
+            node: { type: 'string' },
+            before: status,
+            errors: arrayOf({ type: 'object', description: 'NodeError (outputs.md)' }),
+          },
+        }),
+        nodes: arrayOf(ref('NodeBundleDiff')),
+        diffsLeftOut: {
+          type: 'integer',
+          description: `Changed nodes not compared file by file (the first ${limits.diffedNodes} are)`,
+        },
+      },
+    },
+    NodeBundleDiff: {
+      type: 'object',
+      properties: {
+        node: { type: 'string' },
+        status: { type: 'object', properties: { before: status, after: status } },
+        files: {
+          type: 'object',
+          description: 'Bundle paths',
+          properties: { added: texts, removed: texts, changed: texts },
+        },
+        diffs: {
+          type: 'object',
+          description:
+            'Unified diffs of changed and added files, by path: promises.cf and properties.json first',
+          additionalProperties: { type: 'string' },
+        },
+        undiffed: {
+          ...texts,
+          description: `Files without a diff: over the node's budget (${limits.diffCharactersPerNode} characters), or too different`,
+        },
+      },
+    },
+  };
+}
+
+/** The audit trail's answers. */
+function revisionSchemas(): Record<string, SchemaObject> {
+  const changeKinds = [...ENTITY_KINDS.map((kind) => kind.collection), 'parameters', 'settings'];
+  const byKind = (item: SchemaObject): SchemaObject => ({
+    type: 'object',
+    description: 'Only the kinds the revision touched',
+    additionalProperties: false,
+    properties: Object.fromEntries(changeKinds.map((kind) => [kind, item])),
+  });
+  return {
+    ChangeCounts: byKind({
+      type: 'object',
+      properties: { upserted: { type: 'integer' }, deleted: { type: 'integer' } },
+    }),
+    Revision: {
+      type: 'object',
+      required: ['revision', 'committedAt', 'author', 'reason', 'counts'],
+      properties: {
+        revision: { type: 'integer' },
+        committedAt: { type: 'string', format: 'date-time' },
+        author: nullable(
+          { type: 'string' },
+          "The API token's name, or anonymous; null for revisions committed before authors were recorded",
+        ),
+        reason: nullable({ type: 'string' }),
+        counts: ref('ChangeCounts'),
+      },
+    },
+    RevisionsPage: {
+      type: 'object',
+      required: ['revisions', 'next'],
+      properties: {
+        revisions: arrayOf(ref('Revision')),
+        next: nullable({ type: 'integer' }, 'The after of the next page; null when this one is the last'),
+      },
+    },
+    RevisionDetail: {
+      allOf: [
+        ref('Revision'),
+        {
+          type: 'object',
+          properties: {
+            changes: byKind({
+              type: 'object',
+              description:
+                'Keys: ids; techniques id@version; relationships "from kind to"; parameters by name; settings by the names set',
+              properties: { upserted: arrayOf({ type: 'string' }), deleted: arrayOf({ type: 'string' }) },
+            }),
+            changeSet: ref('ChangeSet'),
+          },
+        },
+      ],
     },
   };
 }

@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import type { Json } from '@policygen/engine';
+import { Actor } from '../http/actor';
+import { Reason } from '../http/reason';
 import type { Revisioned } from '../http/revisioned';
 import type { ParameterMutationResult } from './parameters.service';
 import { ParametersService } from './parameters.service';
@@ -22,8 +24,10 @@ export class ParametersController {
   create(
     @Body() body: unknown,
     @Headers('if-match') ifMatch: string | undefined,
+    @Actor() author: string,
+    @Reason() reason: string | null,
   ): Promise<Revisioned<ParameterMutationResult>> {
-    return this.parameters.create(body, ifMatch);
+    return this.parameters.create(body, { ifMatch, author, reason });
   }
 
   @Put(':name')
@@ -31,8 +35,10 @@ export class ParametersController {
     @Param('name') name: string,
     @Body() value: unknown,
     @Headers('if-match') ifMatch: string | undefined,
+    @Actor() author: string,
+    @Reason() reason: string | null,
   ): Promise<Revisioned<ParameterMutationResult>> {
-    return this.parameters.replace(name, value, ifMatch);
+    return this.parameters.replace(name, value, { ifMatch, author, reason });
   }
 
   @Delete(':name')
@@ -40,7 +46,9 @@ export class ParametersController {
   remove(
     @Param('name') name: string,
     @Headers('if-match') ifMatch: string | undefined,
+    @Actor() author: string,
+    @Reason() reason: string | null,
   ): Promise<Revisioned<undefined>> {
-    return this.parameters.remove(name, ifMatch);
+    return this.parameters.remove(name, { ifMatch, author, reason });
   }
 }

@@ -4,7 +4,9 @@ import type { Json, ValidationIssue } from '@policygen/engine';
 import { alreadyExists, notFound, validationFailed } from '../http/api-errors';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
+import { PARAMETER } from '@policygen/store';
 import { ConfigStateService } from '../state/config-state.service';
+import type { EntityRef, WriteRequest } from '../state/config-state.service';
 
 export interface ParameterMutationResult {
   readonly revision: number;
@@ -14,7 +16,7 @@ export interface ParameterMutationResult {
 
 const NEW_PARAMETER_FIELDS = new Set(['name', 'value']);
 
-/** Global parameters: name → any JSON value. */
+/** Global parameters: name → any JSON value; each one's ETag is its own revision. */
 @Injectable()
 export class ParametersService {
   constructor(@Inject(ConfigStateService) private readonly state: ConfigStateService) {}
@@ -25,15 +27,16 @@ export class ParametersService {
   }
 
   get(name: string): Revisioned<Json> {
-    const { revision, index } = this.state.current;
-    if (!Object.hasOwn(index.parameters, name)) throw notFound(`parameter ${name}`);
+    const { index } = this.state.current;
+    const revision = this.state.revisionOf(parameterRef(name));
+    if (!Object.hasOwn(index.parameters, name) || revision === undefined) throw notFound(`parameter ${name}`);
     return new Revisioned(revision, index.parameters[name] as Json);
   }
 
-  /** Creates from `{name, value}`. */
-  async create(body: unknown, ifMatch: string | undefined): Promise<Revisioned<ParameterMutationResult>> {
+  /** Creates from `{name, value}`; `If-Match` is on the collection: the configuration's revision. */
+  async create(body: unknown, request: WriteRequest): Promise<Revisioned<ParameterMutationResult>> {
     const { name, value } = newParameter(body);
-    return this.write(name, value, ifMatch, jsonPath('value'), (parameters) => {
+    return this.write(name, value, request, jsonPath('value'), (parameters) => {
       if (Object.hasOwn(parameters, name)) throw alreadyExists(`parameter ${name}`);
     });
   }
@@ -42,16 +45,17 @@ export class ParametersService {
   async replace(
     name: string,
     value: unknown,
-    ifMatch: string | undefined,
+    request: WriteRequest,
   ): Promise<Revisioned<ParameterMutationResult>> {
-    return this.write(name, value, ifMatch, '$', (parameters) => {
+    return this.write(name, value, { ...request, entity: parameterRef(name) }, '$', (parameters) => {
       if (!Object.hasOwn(parameters, name)) throw notFound(`parameter ${name}`);
     });
   }
 
-  async remove(name: string, ifMatch: string | undefined): Promise<Revisioned<undefined>> {
+  async remove(name: string, request: WriteRequest): Promise<Revisioned<undefined>> {
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      entity: parameterRef(name),
       build: ({ index }) => {
         if (!Object.hasOwn(index.parameters, name)) throw notFound(`parameter ${name}`);
         return { delete: { parameters: [name] } };
@@ -64,12 +68,12 @@ export class ParametersService {
   private async write(
     name: string,
     value: unknown,
-    ifMatch: string | undefined,
+    request: WriteRequest & { readonly entity?: EntityRef },
     valuePath: string,
     check: (parameters: Readonly<Record<string, Json>>) => void,
   ): Promise<Revisioned<ParameterMutationResult>> {
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
       build: ({ index }) => {
         check(index.parameters);
         return { upsert: { parameters: { [name]: value } } };
@@ -83,6 +87,10 @@ export class ParametersService {
     const stored = committed.changeSet.upsert.parameters[name] as Json;
     return new Revisioned(committed.revision, { revision: committed.revision, name, value: stored });
   }
+}
+
+function parameterRef(name: string): EntityRef {
+  return { kind: PARAMETER, key: name, name: `parameter ${name}` };
 }
 
 function newParameter(body: unknown): { name: string; value: unknown } {

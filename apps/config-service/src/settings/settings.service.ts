@@ -4,7 +4,12 @@ import type { Settings } from '@policygen/engine';
 import { validationFailed } from '../http/api-errors';
 import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
+import { SETTINGS } from '@policygen/store';
 import { ConfigStateService } from '../state/config-state.service';
+import type { EntityRef, WriteRequest } from '../state/config-state.service';
+
+/** The settings are one entity: their ETag is the revision that last wrote them (0: never written). */
+const SETTINGS_ENTITY: EntityRef = { kind: SETTINGS, key: SETTINGS, name: 'the settings' };
 
 export interface SettingsMutationResult {
   readonly revision: number;
@@ -17,26 +22,24 @@ export class SettingsService {
   constructor(@Inject(ConfigStateService) private readonly state: ConfigStateService) {}
 
   get(): Revisioned<Settings> {
-    const { revision, index } = this.state.current;
-    return new Revisioned(revision, index.settings);
+    const { index } = this.state.current;
+    return new Revisioned(this.state.revisionOf(SETTINGS_ENTITY) ?? 0, index.settings);
   }
 
-  replace(body: unknown, ifMatch: string | undefined): Promise<Revisioned<SettingsMutationResult>> {
+  replace(body: unknown, request: WriteRequest): Promise<Revisioned<SettingsMutationResult>> {
     const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-    return this.write(isObject ? { ...settingsSchema.parse({}), ...body } : body, ifMatch);
+    return this.write(isObject ? { ...settingsSchema.parse({}), ...body } : body, request);
   }
 
-  merge(body: unknown, ifMatch: string | undefined): Promise<Revisioned<SettingsMutationResult>> {
-    return this.write(body, ifMatch);
+  merge(body: unknown, request: WriteRequest): Promise<Revisioned<SettingsMutationResult>> {
+    return this.write(body, request);
   }
 
-  private async write(
-    settings: unknown,
-    ifMatch: string | undefined,
-  ): Promise<Revisioned<SettingsMutationResult>> {
+  private async write(settings: unknown, request: WriteRequest): Promise<Revisioned<SettingsMutationResult>> {
     let before = this.state.current.index.settings;
     const committed = await this.state.mutate({
-      ifMatch,
+      ...request,
+      entity: SETTINGS_ENTITY,
       build: ({ index }) => {
         before = index.settings;
         return { upsert: { settings } };

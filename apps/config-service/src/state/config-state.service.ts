@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { FleetIndex, validateChangeSet } from '@policygen/engine';
 import type { ParsedChangeSet, ValidationIssue } from '@policygen/engine';
-import { RevisionConflictError } from '@policygen/store';
-import type { CommittedChange, ConfigStore } from '@policygen/store';
+import { RevisionConflictError, SETTINGS } from '@policygen/store';
+import type { CommittedChange, ConfigStore, EntityRevisions } from '@policygen/store';
 import type { ServiceTimings } from '../app/config-service-options';
 import { CONFIG_STORE, SERVICE_TIMINGS } from '../app/tokens';
 import { preconditionFailed, unavailable } from '../http/api-errors';
@@ -15,16 +15,39 @@ import { SerialQueue } from './serial-queue';
 export interface ConfigState {
   readonly revision: number;
   readonly index: FleetIndex;
+  /** The revision each entity was last written at: its ETag. */
+  readonly entityRevisions: EntityRevisions;
+}
+
+/** One entity as the store keeps it (kind and key, see the store's `entity-rows.ts`), and its name in messages. */
+export interface EntityRef {
+  readonly kind: string;
+  readonly key: string;
+  /** `node n1`, `the settings`. */
+  readonly name: string;
+}
+
+/** What every write request carries besides its change: its precondition and its attribution. */
+export interface WriteRequest {
+  /** The request's `If-Match` header: the revision the client expects to change. */
+  readonly ifMatch?: string | undefined;
+  /** Who makes the change: the principal's name, or `anonymous`. */
+  readonly author: string;
+  /** Why, when the request says. */
+  readonly reason: string | null;
 }
 
 /** One change to the configuration, as a request asks for it. */
-export interface Mutation {
+export interface Mutation extends WriteRequest {
   /** The change set to commit, built against the configuration it will apply to; throws to refuse. */
   build(state: ConfigState): unknown;
   /** The error to answer with when the validator refuses the change set. */
   refuse(issues: readonly ValidationIssue[]): Error;
-  /** The request's `If-Match` header: the revision the client expects to change. */
-  readonly ifMatch?: string | undefined;
+  /**
+   * The one entity the change is about, when it is: `ifMatch` is then compared with that entity's
+   * own revision, so that changes to other entities never fail it. Without it, with the global one.
+   */
+  readonly entity?: EntityRef;
 }
 
 /**
@@ -103,6 +126,20 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
     return this.state;
   }
 
+  /** The entity's own revision (its ETag); undefined when it does not exist. */
+  revisionOf(entity: EntityRef, state: ConfigState = this.current): number | undefined {
+    // The settings always exist, at their defaults until first written (revision 0).
+    return state.entityRevisions.of(entity.kind, entity.key) ?? (entity.kind === SETTINGS ? 0 : undefined);
+  }
+
+  /**
+   * Runs `read` on the configuration between two commits, never during one (a group commit applies
+   * its change sets to the index before the store has them): for reads that take a while.
+   */
+  readConsistent<T>(read: (state: ConfigState) => T): Promise<T> {
+    return this.queue.run(async () => read(this.current));
+  }
+
   mutate(mutation: Mutation): Promise<CommittedChange> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ mutation, resolve, reject });
@@ -135,24 +172,36 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
   private async commitGroup(group: readonly WaitingMutation[]): Promise<void> {
     const deadline = Date.now() + RETRY_WINDOW_MS;
     while (Date.now() < deadline) {
-      const { revision: base, index } = this.current;
+      const { revision: base, index, entityRevisions } = this.current;
       const accepted: { waiting: WaitingMutation; change: ParsedChangeSet }[] = [];
       const refused: WaitingMutation[] = [];
       try {
         for (const waiting of group) {
-          const prepared = this.prepare(waiting.mutation, { revision: base + accepted.length, index });
+          const prepared = this.prepare(waiting.mutation, {
+            revision: base + accepted.length,
+            index,
+            entityRevisions,
+          });
           if ('refusal' in prepared) refused.push(waiting);
           else {
+            // Applied as accepted, so that the next mutations of the group are checked against
+            // it (an If-Match on an entity an earlier one changed fails); undone by a reload.
             index.apply(prepared.change);
             accepted.push({ waiting, change: prepared.change });
+            entityRevisions.record(base + accepted.length, prepared.change);
           }
         }
         const committed = await this.store.commitAll(
-          accepted.map(({ change }) => change),
+          accepted.map(({ waiting, change }) => ({
+            changeSet: change,
+            author: waiting.mutation.author,
+            reason: waiting.mutation.reason,
+          })),
           { expectedRevision: base },
         );
-        this.state = { revision: base + committed.length, index };
+        this.state = { revision: base + committed.length, index, entityRevisions };
         if (committed.length > 0) this.outbox.publishSoon();
+        for (const change of committed) this.logCommit(change);
         this.committed(committed.length);
         accepted.forEach(({ waiting }, position) => waiting.resolve(committed[position] as CommittedChange));
       } catch (error) {
@@ -185,9 +234,14 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
         throw prepared.refusal;
       }
       try {
-        const committed = await this.store.commit(prepared.change, { expectedRevision: revision });
+        const committed = await this.store.commit(prepared.change, {
+          expectedRevision: revision,
+          author: mutation.author,
+          reason: mutation.reason,
+        });
         await this.advance(committed);
         this.outbox.publishSoon();
+        this.logCommit(committed);
         this.committed(1);
         return committed;
       } catch (error) {
@@ -204,8 +258,9 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
     state: ConfigState = this.current,
   ): { change: ParsedChangeSet } | { refusal: unknown } {
     const { revision, index } = state;
-    if (!ifMatchAccepts(mutation.ifMatch, revision))
-      return { refusal: preconditionFailed(mutation.ifMatch ?? '', revision) };
+    const expected = mutation.entity ? this.revisionOf(mutation.entity, state) : revision;
+    if (!ifMatchAccepts(mutation.ifMatch, expected))
+      return { refusal: preconditionFailed(mutation.ifMatch ?? '', expected, mutation.entity?.name) };
     try {
       const validation = validateChangeSet(mutation.build(state), index);
       return validation.ok ? { change: validation.change } : { refusal: mutation.refuse(validation.issues) };
@@ -232,8 +287,14 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /** One structured line per revision committed here: who, why, how much; never a value. */
+  private logCommit(change: CommittedChange): void {
+    const { revision, author, reason, counts } = change;
+    this.logger.log({ msg: 'revision committed', revision, author, reason, counts });
+  }
+
   private async advance(change: CommittedChange): Promise<void> {
-    const { revision, index } = this.current;
+    const { revision, index, entityRevisions } = this.current;
     try {
       if (change.revision !== revision + 1)
         throw new Error(`revision ${change.revision} does not follow ${revision}`);
@@ -244,7 +305,8 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
         return;
       }
       index.apply(change.changeSet);
-      this.state = { revision: change.revision, index };
+      entityRevisions.record(change.revision, change.changeSet);
+      this.state = { revision: change.revision, index, entityRevisions };
     } catch (error) {
       // The index may be half-updated: start again from the store's snapshot.
       this.logger.error(`could not apply revision ${change.revision}: ${(error as Error).message}`);
@@ -254,7 +316,11 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
 
   private async reload(): Promise<void> {
     const snapshot = await this.store.snapshot();
-    this.state = { revision: snapshot.revision, index: FleetIndex.build(snapshot.fleet) };
+    this.state = {
+      revision: snapshot.revision,
+      index: FleetIndex.build(snapshot.fleet),
+      entityRevisions: snapshot.entityRevisions,
+    };
     this.logger.log(`configuration loaded at revision ${snapshot.revision}`);
   }
 }

@@ -27,6 +27,8 @@ export interface StartOptions {
   readonly tokenRequestsPerMinute?: number;
   /** `POLICYGEN_SERVICE_TOKEN`'s counterpart: a reader's token given by the environment. */
   readonly serviceToken?: string;
+  /** Where the service logs (default: errors only, to stdout). */
+  readonly logger?: pino.Logger;
 }
 
 export function testMessaging(clientId = 'config-service-it'): Messaging {
@@ -52,7 +54,7 @@ export async function startConfigService(options: StartOptions): Promise<Running
     }),
     environmentTokens: { admin: adminToken, services: options.serviceToken ?? null },
     messaging: options.messaging ?? testMessaging(),
-    logger: pino({ level: 'error' }),
+    logger: options.logger ?? pino({ level: 'error' }),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
     ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),

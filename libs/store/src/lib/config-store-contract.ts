@@ -4,7 +4,7 @@ import { emptyChangeSet, GenerationEngine, validateFleet } from '@policygen/engi
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import { parseEvent, TOPICS } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
-import type { ConfigStore } from './config-store';
+import type { ChangeToCommit, ConfigStore } from './config-store';
 import { RevisionConflictError } from './config-store';
 
 /**
@@ -37,6 +37,11 @@ function validated(engine: GenerationEngine, input: unknown): ParsedChangeSet {
 function importOf(fleet: Fleet): unknown {
   const { settings, parameters, ...collections } = fleet;
   return { upsert: { settings, parameters, ...collections } };
+}
+
+/** Change sets to commit with nobody named. */
+function attributed(...changeSets: readonly ParsedChangeSet[]): ChangeToCommit[] {
+  return changeSets.map((changeSet) => ({ changeSet }));
 }
 
 function emptyEngine(): GenerationEngine {
@@ -88,7 +93,11 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
     });
 
     it('starts empty, at revision 0, with the default settings', async () => {
-      expect(await store.snapshot()).toEqual({ revision: 0, fleet: emptyEngine().toFleet() });
+      const snapshot = await store.snapshot();
+      expect(snapshot).toMatchObject({ revision: 0, fleet: emptyEngine().toFleet() });
+      expect(snapshot.entityRevisions.of('settings', 'settings')).toBeUndefined();
+      expect(await store.revisions(0, 10)).toEqual([]);
+      expect(await store.revision(1)).toBeUndefined();
       expect(await store.changesSince(0)).toEqual([]);
       expect(await store.unpublished()).toEqual([]);
     });
@@ -129,7 +138,7 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       expect((await store.changesSince(0)).map((change) => change.revision)).toEqual([1, 2, 3, 4]);
       expect((await store.changesSince(2)).map((change) => change.revision)).toEqual([3, 4]);
       const snapshot = await store.snapshot();
-      expect(snapshot).toEqual({ revision: 4, fleet: engine.toFleet() });
+      expect(snapshot).toMatchObject({ revision: 4, fleet: engine.toFleet() });
       expect(snapshot.fleet.settings.orderingSeed).toBe(3);
 
       const outbox = await store.unpublished();
@@ -157,7 +166,18 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
         },
       });
       const committed = await store.commit(deleted);
-      expect(committed).toEqual({ revision: 2, committedAt: expect.any(Date), changeSet: deleted });
+      expect(committed).toEqual({
+        revision: 2,
+        committedAt: expect.any(Date),
+        author: null,
+        reason: null,
+        counts: {
+          nodes: { upserted: 0, deleted: 2 },
+          relationships: { upserted: 0, deleted: 1 },
+          parameters: { upserted: 0, deleted: 1 },
+        },
+        changeSet: deleted,
+      });
       const snapshot = await store.snapshot();
       expect(snapshot.fleet).toEqual(engine.toFleet());
       expect(snapshot.fleet.nodes).toHaveLength(fleet.nodes.length - 2);
@@ -194,11 +214,11 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       const second = validated(engine, {
         upsert: { parameters: { two: 2 }, settings: { orderingSeed: 42 } },
       });
-      await expect(store.commitAll([first, second], { expectedRevision: 0 })).rejects.toThrow(
+      await expect(store.commitAll(attributed(first, second), { expectedRevision: 0 })).rejects.toThrow(
         RevisionConflictError,
       );
       expect((await store.snapshot()).revision).toBe(1);
-      const committed = await store.commitAll([first, second], { expectedRevision: 1 });
+      const committed = await store.commitAll(attributed(first, second), { expectedRevision: 1 });
       expect(committed.map((change) => change.revision)).toEqual([2, 3]);
       expect(committed.map((change) => change.changeSet)).toEqual([first, second]);
       const snapshot = await store.snapshot();
@@ -242,13 +262,119 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
               delete: { ...empty.delete, parameters: each.delete.map(name) },
             };
           });
-          await store.commitAll(changeSets);
+          await store.commitAll(attributed(...changeSets));
           const parameters = (await store.snapshot()).fleet.parameters;
           const ours = Object.entries(parameters).filter(([key]) => key.startsWith(`r${run}-`));
           expect(new Map(ours)).toEqual(model);
         }),
         { numRuns: 25 },
       );
+    });
+
+    it('records who committed each revision, why, and how much it changed', async () => {
+      const engine = emptyEngine();
+      const imported = validated(engine, importOf(demoFleet()));
+      await store.commit(imported, { author: 'ci-import', reason: 'initial import' });
+      const node = engine.compiled.nodes.get('web-par-001');
+      const edit = validated(engine, {
+        upsert: { nodes: [{ ...node, properties: { team: 'a' } }], settings: { orderingSeed: 7 } },
+        delete: { parameters: [Object.keys(engine.compiled.parameters)[0]] },
+      });
+      const [second, third] = await store.commitAll([
+        { changeSet: edit, author: 'alice', reason: 'team a owns it' },
+        { changeSet: validated(engine, { upsert: { parameters: { extra: 1 } } }), author: 'bob' },
+      ]);
+      expect(second).toMatchObject({ revision: 2, author: 'alice', reason: 'team a owns it' });
+      expect(third).toMatchObject({ revision: 3, author: 'bob', reason: null });
+
+      const [first, ...later] = await store.revisions(0, 10);
+      expect(first).toEqual({
+        revision: 1,
+        committedAt: expect.any(Date),
+        author: 'ci-import',
+        reason: 'initial import',
+        counts: expect.objectContaining({
+          nodes: { upserted: demoFleet().nodes.length, deleted: 0 },
+          settings: { upserted: Object.keys(imported.upsert.settings).length, deleted: 0 },
+        }),
+      });
+      expect(later).toEqual([
+        {
+          revision: 2,
+          committedAt: second?.committedAt,
+          author: 'alice',
+          reason: 'team a owns it',
+          counts: {
+            nodes: { upserted: 1, deleted: 0 },
+            parameters: { upserted: 0, deleted: 1 },
+            settings: { upserted: 1, deleted: 0 },
+          },
+        },
+        {
+          revision: 3,
+          committedAt: third?.committedAt,
+          author: 'bob',
+          reason: null,
+          counts: { parameters: { upserted: 1, deleted: 0 } },
+        },
+      ]);
+      expect(await store.revision(2)).toEqual(second);
+      expect(await store.revision(4)).toBeUndefined();
+      expect(await store.revision(0)).toBeUndefined();
+      expect((await store.changesSince(1)).map((change) => [change.author, change.reason])).toEqual([
+        ['alice', 'team a owns it'],
+        ['bob', null],
+      ]);
+    });
+
+    it("knows each entity's own last revision: the one that last wrote it", async () => {
+      const engine = emptyEngine();
+      await store.commit(validated(engine, importOf(demoFleet())));
+      const [first, second] = engine.toFleet().nodes;
+      await store.commitAll([
+        { changeSet: validated(engine, { upsert: { nodes: [{ ...first, properties: { a: 1 } }] } }) },
+        { changeSet: validated(engine, { upsert: { settings: { orderingSeed: 5 }, parameters: { p: 1 } } }) },
+      ]);
+      await store.commit(validated(engine, { delete: { nodes: [second?.id] } }));
+      const { entityRevisions } = await store.snapshot();
+      expect(entityRevisions.of('nodes', first?.id ?? '')).toBe(2);
+      expect(entityRevisions.of('nodes', second?.id ?? '')).toBeUndefined();
+      expect(entityRevisions.of('nodes', engine.toFleet().nodes[1]?.id ?? '')).toBe(1);
+      expect(entityRevisions.of('settings', 'settings')).toBe(3);
+      expect(entityRevisions.of('parameter', 'p')).toBe(3);
+      const technique = engine.toFleet().techniques[0];
+      expect(entityRevisions.of('techniques', `${technique?.id}@${technique?.version}`)).toBe(1);
+    });
+
+    it('pages through the revisions, whatever the page size: each once, in order', async () => {
+      const count = 7;
+      for (let index = 0; index < count; index++) {
+        const empty = emptyChangeSet();
+        await store.commit(
+          { ...empty, upsert: { ...empty.upsert, parameters: { [`p${index}`]: index } } },
+          { author: `author-${index}` },
+        );
+      }
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: count + 2 }),
+          fc.integer({ min: 0, max: count }),
+          async (limit, start) => {
+            const seen: number[] = [];
+            for (let after = start; ;) {
+              const page = await store.revisions(after, limit);
+              expect(page.length).toBeLessThanOrEqual(limit);
+              seen.push(...page.map((record) => record.revision));
+              const last = page.at(-1);
+              if (page.length < limit || !last) break;
+              after = last.revision;
+            }
+            expect(seen).toEqual(Array.from({ length: count - start }, (_, index) => start + index + 1));
+          },
+        ),
+        { numRuns: 30 },
+      );
+      expect((await store.revisions(2, 1))[0]?.author).toBe('author-2');
     });
 
     it('numbers concurrent commits without a gap, even when some fail', async () => {

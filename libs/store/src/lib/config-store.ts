@@ -1,10 +1,43 @@
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
+import type { ChangeCounts } from './change-counts';
+import type { EntityRevisions } from './entity-revisions';
 
-/** A committed change set: the unit of the change log, at its gap-free revision. */
-export interface CommittedChange {
+/** A revision of the change log as the audit trail shows it: who, when, why, and how much changed. */
+export interface RevisionRecord {
   readonly revision: number;
   readonly committedAt: Date;
+  /**
+   * Who committed it (an API token's name, or `anonymous`); null when nobody was recorded: a
+   * revision committed before authors were, or straight to the store.
+   */
+  readonly author: string | null;
+  /** Why, as the author said; null when not said. */
+  readonly reason: string | null;
+  /** Entities upserted and deleted, kind by kind. */
+  readonly counts: ChangeCounts;
+}
+
+/** A committed change set: the unit of the change log, at its gap-free revision. */
+export interface CommittedChange extends RevisionRecord {
   readonly changeSet: ParsedChangeSet;
+}
+
+/** Who commits a change set, and why. */
+export interface Attribution {
+  readonly author?: string | null;
+  readonly reason?: string | null;
+}
+
+/** One change set to commit, with its attribution. */
+export interface ChangeToCommit extends Attribution {
+  readonly changeSet: ParsedChangeSet;
+}
+
+/** The whole configuration at a revision, and the revision each entity was last written at. */
+export interface StoreSnapshot {
+  readonly revision: number;
+  readonly fleet: Fleet;
+  readonly entityRevisions: EntityRevisions;
 }
 
 /** A message written in the same transaction as the change it announces, then sent by a publisher. */
@@ -36,25 +69,30 @@ export interface ConfigStore {
   /** Creates or upgrades the tables. */
   migrate(): Promise<void>;
   /** The whole configuration at its current revision, read in one transaction. */
-  snapshot(): Promise<{ readonly revision: number; readonly fleet: Fleet }>;
+  snapshot(): Promise<StoreSnapshot>;
   /**
-   * Commits a change set at the next revision, with its change-log row and its outbox message, all
-   * or nothing. With `expectedRevision`, fails with `RevisionConflictError` unless that is current.
+   * Commits a change set at the next revision, with its change-log row (author, reason, counts)
+   * and its outbox message, all or nothing. With `expectedRevision`, fails with
+   * `RevisionConflictError` unless that is current.
    */
   commit(
     changeSet: ParsedChangeSet,
-    options?: { readonly expectedRevision?: number },
+    options?: Attribution & { readonly expectedRevision?: number },
   ): Promise<CommittedChange>;
   /**
    * Commits change sets at consecutive revisions, in order, in one transaction: all or none. With
    * `expectedRevision`, fails with `RevisionConflictError` unless that is current before the first.
    */
   commitAll(
-    changeSets: readonly ParsedChangeSet[],
+    changes: readonly ChangeToCommit[],
     options?: { readonly expectedRevision?: number },
   ): Promise<CommittedChange[]>;
   /** Committed change sets after `revision`, in order. */
   changesSince(revision: number, limit?: number): Promise<CommittedChange[]>;
+  /** At most `limit` revisions after `after`, oldest first, without their change sets (a page of the audit trail). */
+  revisions(after: number, limit: number): Promise<RevisionRecord[]>;
+  /** One revision with its change set; undefined when there is no such revision. */
+  revision(revision: number): Promise<CommittedChange | undefined>;
   /** Outbox messages not published yet, oldest first. */
   unpublished(limit?: number): Promise<OutboxMessage[]>;
   markPublished(ids: readonly number[]): Promise<void>;

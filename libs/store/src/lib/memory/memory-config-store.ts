@@ -1,7 +1,18 @@
-import type { Fleet, ParsedChangeSet } from '@policygen/engine';
+import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
-import type { CommittedChange, ConfigStore, OutboxMessage } from '../config-store';
+import type { ChangeCounts } from '../change-counts';
+import { changeCounts } from '../change-counts';
+import type {
+  Attribution,
+  ChangeToCommit,
+  CommittedChange,
+  ConfigStore,
+  OutboxMessage,
+  RevisionRecord,
+  StoreSnapshot,
+} from '../config-store';
 import { RevisionConflictError } from '../config-store';
+import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
   changeEvent,
@@ -19,11 +30,14 @@ import {
  */
 export class MemoryConfigDatabase {
   revision = 0;
-  /** kind → key → body as JSON text. */
-  readonly entities = new Map<string, Map<string, string>>();
+  /** kind → key → body as JSON text, and the revision that wrote it. */
+  readonly entities = new Map<string, Map<string, { readonly text: string; readonly revision: number }>>();
   readonly changeLog: {
     readonly revision: number;
     readonly committedAt: Date;
+    readonly author: string | null;
+    readonly reason: string | null;
+    readonly counts: ChangeCounts;
     readonly changeSet: string;
   }[] = [];
   /** Messages not published yet, oldest first (a published one is of no use to anybody again). */
@@ -69,24 +83,36 @@ export class MemoryConfigStore implements ConfigStore {
     this.open();
   }
 
-  async snapshot(): Promise<{ revision: number; fleet: Fleet }> {
+  async snapshot(): Promise<StoreSnapshot> {
     const db = this.open();
     const rows: EntityRow[] = [];
+    const revisions: { kind: string; key: string; revision: number }[] = [];
     for (const [kind, bodies] of db.entities)
-      for (const [key, body] of bodies) rows.push({ kind, key, body: JSON.parse(body) as unknown });
-    return { revision: db.revision, fleet: fleetOfRows(rows) };
+      for (const [key, { text, revision }] of bodies) {
+        rows.push({ kind, key, body: JSON.parse(text) as unknown });
+        revisions.push({ kind, key, revision });
+      }
+    return {
+      revision: db.revision,
+      fleet: fleetOfRows(rows),
+      entityRevisions: EntityRevisions.fromRows(revisions),
+    };
   }
 
   async commit(
     changeSet: ParsedChangeSet,
-    options: { readonly expectedRevision?: number } = {},
+    options: Attribution & { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange> {
-    const [committed] = await this.commitAll([changeSet], options);
+    const { expectedRevision, ...attribution } = options;
+    const [committed] = await this.commitAll(
+      [{ changeSet, ...attribution }],
+      expectedRevision === undefined ? {} : { expectedRevision },
+    );
     return committed as CommittedChange;
   }
 
   async commitAll(
-    changeSets: readonly ParsedChangeSet[],
+    changes: readonly ChangeToCommit[],
     options: { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange[]> {
     const db = this.open();
@@ -96,8 +122,8 @@ export class MemoryConfigStore implements ConfigStore {
 
     // Everything that can fail happens before the first write: the commit is all or nothing.
     const committedAt = new Date();
-    let storedSettings = parsed(db.entities.get(SETTINGS)?.get(SETTINGS));
-    const prepared = changeSets.map((changeSet, index) => {
+    let storedSettings = parsed(db.entities.get(SETTINGS)?.get(SETTINGS)?.text);
+    const prepared = changes.map(({ changeSet, author, reason }, index) => {
       const writes = entityWrites(changeSet).map((write) => ({
         ...write,
         upserts: write.upserts.map((row) => ({
@@ -117,40 +143,58 @@ export class MemoryConfigStore implements ConfigStore {
         changeSetText,
         maxEventBytes: this.maxEventBytes,
       });
+      const record: RevisionRecord = {
+        revision,
+        committedAt,
+        author: author ?? null,
+        reason: reason ?? null,
+        counts: changeCounts(changeSet),
+      };
       return {
+        record,
         changeSet,
         writes,
         settingsText: settings ? JSON.stringify(settings.body) : undefined,
-        revision,
         changeSetText,
         payload: JSON.stringify(event),
       };
     });
 
-    for (const { writes, settingsText, revision, changeSetText, payload } of prepared) {
+    for (const { record, writes, settingsText, changeSetText, payload } of prepared) {
+      const { revision } = record;
       for (const write of writes) {
         const bodies = db.entities.get(write.kind);
         if (bodies) for (const key of write.deletes) bodies.delete(key);
-        for (const row of write.upserts) rowsOf(db, row.kind).set(row.key, row.text);
+        for (const row of write.upserts) rowsOf(db, row.kind).set(row.key, { text: row.text, revision });
       }
-      if (settingsText !== undefined) rowsOf(db, SETTINGS).set(SETTINGS, settingsText);
+      if (settingsText !== undefined) rowsOf(db, SETTINGS).set(SETTINGS, { text: settingsText, revision });
       db.revision = revision;
-      db.changeLog.push({ revision, committedAt, changeSet: changeSetText });
+      db.changeLog.push({ ...record, changeSet: changeSetText });
       db.outbox.push({ id: db.nextOutboxId++, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
     }
-    return prepared.map(({ changeSet, revision }) => ({ revision, committedAt, changeSet }));
+    return prepared.map(({ record, changeSet }) => ({ ...record, changeSet }));
   }
 
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {
-    const db = this.open();
+    return this.logEntries(revision, limit).map((entry) => ({
+      ...recordOf(entry),
+      changeSet: JSON.parse(entry.changeSet) as ParsedChangeSet,
+    }));
+  }
+
+  async revisions(after: number, limit: number): Promise<RevisionRecord[]> {
+    return this.logEntries(after, limit).map(recordOf);
+  }
+
+  async revision(revision: number): Promise<CommittedChange | undefined> {
+    if (!Number.isSafeInteger(revision) || revision < 1) return undefined;
+    return (await this.changesSince(revision - 1, 1))[0];
+  }
+
+  private logEntries(after: number, limit: number): MemoryConfigDatabase['changeLog'] {
+    const start = Math.max(0, after);
     // Revisions are gap-free from 1: the entry of revision r is at index r - 1.
-    return db.changeLog
-      .slice(Math.max(0, revision), Math.max(0, revision) + Math.max(0, limit))
-      .map((entry) => ({
-        revision: entry.revision,
-        committedAt: new Date(entry.committedAt),
-        changeSet: JSON.parse(entry.changeSet) as ParsedChangeSet,
-      }));
+    return this.open().changeLog.slice(start, start + Math.max(0, limit));
   }
 
   async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
@@ -187,7 +231,21 @@ export class MemoryConfigStore implements ConfigStore {
   }
 }
 
-function rowsOf(db: MemoryConfigDatabase, kind: string): Map<string, string> {
+/** A log entry as a reader gets it: a copy, as from a database. */
+function recordOf(entry: MemoryConfigDatabase['changeLog'][number]): RevisionRecord {
+  return {
+    revision: entry.revision,
+    committedAt: new Date(entry.committedAt),
+    author: entry.author,
+    reason: entry.reason,
+    counts: structuredClone(entry.counts),
+  };
+}
+
+function rowsOf(
+  db: MemoryConfigDatabase,
+  kind: string,
+): Map<string, { readonly text: string; readonly revision: number }> {
   let rows = db.entities.get(kind);
   if (!rows) db.entities.set(kind, (rows = new Map()));
   return rows;

@@ -1,5 +1,10 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
+import type { ParsedChangeSet } from '@policygen/engine';
+import { changeCounts } from '../change-counts';
+
+/** Change-log rows counted at a time when the audit-trail migration fills in the counts of old revisions. */
+const BACKFILL_BATCH = 500;
 
 /** The store's schema, as numbered migrations: applied in order, each once. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -57,6 +62,66 @@ const MIGRATIONS: Record<string, Migration> = {
           .alterTable(table)
           .alterColumn(column, (alter) => alter.setDataType(sql`json using ${sql.ref(column)}::json`))
           .execute();
+    },
+  },
+  // The audit trail: who committed each revision, why, and how much it changed; and each entity's
+  // own revision, its ETag. Revisions logged before know no author or reason (null); their counts
+  // are computed from their change sets. Entities written before are taken to be at the revision
+  // of the migration: a client holding an older ETag gets a 412 once, never a lost update.
+  '0003-audit-trail': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .alterTable('change_log')
+        .addColumn('author', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('counts', 'json', (column) => column.notNull().defaultTo(sql`'{}'::json`))
+        .execute();
+      const log = db as unknown as Kysely<{
+        change_log: { revision: string; change_set: ParsedChangeSet; counts: string };
+      }>;
+      for (let after = '0'; ;) {
+        const rows = await log
+          .selectFrom('change_log')
+          .select(['revision', 'change_set'])
+          .where('revision', '>', after)
+          .orderBy('revision')
+          .limit(BACKFILL_BATCH)
+          .execute();
+        const last = rows.at(-1);
+        if (!last) break;
+        for (const row of rows)
+          await log
+            .updateTable('change_log')
+            .set({ counts: JSON.stringify(changeCounts(row.change_set)) })
+            .where('revision', '=', row.revision)
+            .execute();
+        after = last.revision;
+      }
+      await db.schema
+        .alterTable('change_log')
+        .alterColumn('counts', (alter) => alter.dropDefault())
+        .execute();
+      await db.schema
+        .alterTable('entities')
+        .addColumn('revision', 'bigint', (column) => column.notNull().defaultTo(0))
+        .execute();
+      const tables = db as unknown as Kysely<{
+        entities: { revision: string };
+        config_state: { id: number; revision: string };
+      }>;
+      await tables
+        .updateTable('entities')
+        .set((eb) => ({
+          revision: eb
+            .selectFrom('config_state')
+            .select('config_state.revision')
+            .where('config_state.id', '=', 1),
+        }))
+        .execute();
+      await db.schema
+        .alterTable('entities')
+        .alterColumn('revision', (alter) => alter.dropDefault())
+        .execute();
     },
   },
 };

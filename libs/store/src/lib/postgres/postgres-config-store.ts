@@ -1,10 +1,21 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import { Pool } from 'pg';
-import type { Fleet, ParsedChangeSet } from '@policygen/engine';
+import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
-import type { CommittedChange, ConfigStore, OutboxMessage } from '../config-store';
+import type { ChangeCounts } from '../change-counts';
+import { changeCounts } from '../change-counts';
+import type {
+  Attribution,
+  ChangeToCommit,
+  CommittedChange,
+  ConfigStore,
+  OutboxMessage,
+  RevisionRecord,
+  StoreSnapshot,
+} from '../config-store';
 import { RevisionConflictError } from '../config-store';
+import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
   changeEvent,
@@ -64,31 +75,38 @@ export class PostgresConfigStore implements ConfigStore {
     if (error) throw error instanceof Error ? error : new Error(String(error));
   }
 
-  async snapshot(): Promise<{ revision: number; fleet: Fleet }> {
+  async snapshot(): Promise<StoreSnapshot> {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
         const revision = await currentRevision(trx);
-        const rows = await trx.selectFrom('entities').select(['kind', 'key', 'body']).execute();
+        const rows = await trx.selectFrom('entities').select(['kind', 'key', 'body', 'revision']).execute();
+        const entityRevisions = EntityRevisions.fromRows(
+          rows.map((row) => ({ kind: row.kind, key: row.key, revision: Number(row.revision) })),
+        );
         const fleet = fleetOfRows(rows);
-        return { revision, fleet };
+        return { revision, fleet, entityRevisions };
       });
   }
 
   async commit(
     changeSet: ParsedChangeSet,
-    options: { readonly expectedRevision?: number } = {},
+    options: Attribution & { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange> {
-    const [committed] = await this.commitAll([changeSet], options);
+    const { expectedRevision, ...attribution } = options;
+    const [committed] = await this.commitAll(
+      [{ changeSet, ...attribution }],
+      expectedRevision === undefined ? {} : { expectedRevision },
+    );
     return committed as CommittedChange;
   }
 
   async commitAll(
-    changeSets: readonly ParsedChangeSet[],
+    changes: readonly ChangeToCommit[],
     options: { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange[]> {
-    if (changeSets.length === 0) return [];
+    if (changes.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       // The one row of config_state is the lock that orders commits: revisions have no gaps.
       const state = await trx
@@ -103,23 +121,31 @@ export class PostgresConfigStore implements ConfigStore {
 
       const committedAt = new Date();
       const committed: CommittedChange[] = [];
-      const logRows: { revision: number; committed_at: Date; change_set: string }[] = [];
+      const logRows: {
+        revision: number;
+        committed_at: Date;
+        author: string | null;
+        reason: string | null;
+        counts: string;
+        change_set: string;
+      }[] = [];
       const outboxRows: { topic: string; key: string; payload: string; created_at: Date }[] = [];
       // The group's writes folded per entity, the last one winning: one statement per kind, not
       // one per change set (a burst of 200 single-node changes is one upsert).
-      const net = new Map<string, Map<string, EntityRow | null>>();
-      const netOf = (kind: string): Map<string, EntityRow | null> => {
+      const net = new Map<string, Map<string, RevisionedRow | null>>();
+      const netOf = (kind: string): Map<string, RevisionedRow | null> => {
         let writes = net.get(kind);
         if (!writes) net.set(kind, (writes = new Map()));
         return writes;
       };
       let settings: unknown;
       let settingsRead = false;
-      for (const changeSet of changeSets) {
+      for (const { changeSet, author, reason } of changes) {
+        const revision = current + committed.length + 1;
         for (const write of entityWrites(changeSet)) {
           const writes = netOf(write.kind);
           for (const key of write.deletes) writes.set(key, null);
-          for (const row of write.upserts) writes.set(row.key, row);
+          for (const row of write.upserts) writes.set(row.key, { ...row, revision });
         }
         if (Object.keys(changeSet.upsert.settings).length > 0) {
           if (!settingsRead) {
@@ -134,12 +160,25 @@ export class PostgresConfigStore implements ConfigStore {
           const merged = mergeSettings(changeSet, settings);
           if (merged) {
             settings = merged.body;
-            netOf(SETTINGS).set(SETTINGS, merged);
+            netOf(SETTINGS).set(SETTINGS, { ...merged, revision });
           }
         }
-        const revision = current + committed.length + 1;
         const changeSetText = JSON.stringify(changeSet);
-        logRows.push({ revision, committed_at: committedAt, change_set: changeSetText });
+        const record: RevisionRecord = {
+          revision,
+          committedAt,
+          author: author ?? null,
+          reason: reason ?? null,
+          counts: changeCounts(changeSet),
+        };
+        logRows.push({
+          revision,
+          committed_at: committedAt,
+          author: record.author,
+          reason: record.reason,
+          counts: JSON.stringify(record.counts),
+          change_set: changeSetText,
+        });
         const event = changeEvent({
           revision,
           committedAt,
@@ -153,11 +192,11 @@ export class PostgresConfigStore implements ConfigStore {
           payload: JSON.stringify(event),
           created_at: committedAt,
         });
-        committed.push({ revision, committedAt, changeSet });
+        committed.push({ ...record, changeSet });
       }
       for (const [kind, writes] of net) {
         const deleted: string[] = [];
-        const upserted: EntityRow[] = [];
+        const upserted: RevisionedRow[] = [];
         for (const [key, row] of writes) {
           if (row) upserted.push(row);
           else deleted.push(key);
@@ -180,16 +219,33 @@ export class PostgresConfigStore implements ConfigStore {
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {
     const rows = await this.db
       .selectFrom('change_log')
-      .select(['revision', 'committed_at', 'change_set'])
+      .select([...RECORD_COLUMNS, 'change_set'])
       .where('revision', '>', revision)
       .orderBy('revision')
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      revision: Number(row.revision),
-      committedAt: row.committed_at,
-      changeSet: row.change_set as ParsedChangeSet,
-    }));
+    return rows.map((row) => ({ ...recordOf(row), changeSet: row.change_set as ParsedChangeSet }));
+  }
+
+  async revisions(after: number, limit: number): Promise<RevisionRecord[]> {
+    const rows = await this.db
+      .selectFrom('change_log')
+      .select(RECORD_COLUMNS)
+      .where('revision', '>', after)
+      .orderBy('revision')
+      .limit(limit)
+      .execute();
+    return rows.map(recordOf);
+  }
+
+  async revision(revision: number): Promise<CommittedChange | undefined> {
+    if (!Number.isSafeInteger(revision)) return undefined;
+    const row = await this.db
+      .selectFrom('change_log')
+      .select([...RECORD_COLUMNS, 'change_set'])
+      .where('revision', '=', revision)
+      .executeTakeFirst();
+    return row && { ...recordOf(row), changeSet: row.change_set as ParsedChangeSet };
   }
 
   async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
@@ -230,6 +286,27 @@ export class PostgresConfigStore implements ConfigStore {
   }
 }
 
+/** An entity row and the revision that writes it. */
+type RevisionedRow = EntityRow & { readonly revision: number };
+
+const RECORD_COLUMNS = ['revision', 'committed_at', 'author', 'reason', 'counts'] as const;
+
+function recordOf(row: {
+  revision: number;
+  committed_at: Date;
+  author: string | null;
+  reason: string | null;
+  counts: unknown;
+}): RevisionRecord {
+  return {
+    revision: Number(row.revision),
+    committedAt: row.committed_at,
+    author: row.author,
+    reason: row.reason,
+    counts: row.counts as ChangeCounts,
+  };
+}
+
 async function currentRevision(trx: Transaction<StoreDatabase>): Promise<number> {
   const state = await trx
     .selectFrom('config_state')
@@ -253,7 +330,7 @@ async function deleteKeys(
   }
 }
 
-async function upsertRows(trx: Transaction<StoreDatabase>, rows: readonly EntityRow[]): Promise<void> {
+async function upsertRows(trx: Transaction<StoreDatabase>, rows: readonly RevisionedRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
     await trx
       .insertInto('entities')
@@ -261,7 +338,10 @@ async function upsertRows(trx: Transaction<StoreDatabase>, rows: readonly Entity
         rows.slice(start, start + INSERT_BATCH).map((row) => ({ ...row, body: JSON.stringify(row.body) })),
       )
       .onConflict((conflict) =>
-        conflict.columns(['kind', 'key']).doUpdateSet((eb) => ({ body: eb.ref('excluded.body') })),
+        conflict.columns(['kind', 'key']).doUpdateSet((eb) => ({
+          body: eb.ref('excluded.body'),
+          revision: eb.ref('excluded.revision'),
+        })),
       )
       .execute();
   }

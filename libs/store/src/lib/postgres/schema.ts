@@ -3,10 +3,18 @@ import type { ColumnType, Generated } from 'kysely';
 /** The tables of the config store (see migrations.ts). */
 export interface StoreDatabase {
   config_state: { id: number; revision: ColumnType<number, number, number> };
-  entities: { kind: string; key: string; body: ColumnType<unknown, string, string> };
+  entities: {
+    kind: string;
+    key: string;
+    body: ColumnType<unknown, string, string>;
+    revision: ColumnType<number, number, number>;
+  };
   change_log: {
     revision: ColumnType<number, number, never>;
     committed_at: ColumnType<Date, Date, never>;
+    author: ColumnType<string | null, string | null, never>;
+    reason: ColumnType<string | null, string | null, never>;
+    counts: ColumnType<unknown, string, never>;
     change_set: ColumnType<unknown, string, never>;
   };
   outbox: {
