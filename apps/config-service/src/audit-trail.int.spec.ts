@@ -40,7 +40,12 @@ describe('config service: audit trail', () => {
     expect(
       (await suite.api.post('/api/v1/import', smallFleet(), reasonHeader('initial import'))).status,
     ).toBe(200);
-    expect((await suite.api.post('/api/v1/nodes', node('n3'))).status).toBe(201);
+    // The author is the name of the token that made the change.
+    const created = await suite.api.post<{ token: string }>('/api/v1/api-tokens', {
+      name: 'alice',
+      role: 'editor',
+    });
+    expect((await suite.api.as(created.body.token).post('/api/v1/nodes', node('n3'))).status).toBe(201);
     const changed = await suite.api.post('/api/v1/changes', {
       reason: 'n3 leaves; dns moves',
       upsert: { parameters: { dns_server: '10.0.0.2' } },
@@ -67,7 +72,7 @@ describe('config service: audit trail', () => {
     ).toEqual([
       {
         revision: 1,
-        author: 'anonymous',
+        author: 'bootstrap-admin',
         reason: 'initial import',
         counts: {
           techniques: { upserted: 1, deleted: 0 },
@@ -81,16 +86,16 @@ describe('config service: audit trail', () => {
           settings: { upserted: expect.any(Number), deleted: 0 },
         },
       },
-      { revision: 2, author: 'anonymous', reason: null, counts: { nodes: { upserted: 1, deleted: 0 } } },
+      { revision: 2, author: 'alice', reason: null, counts: { nodes: { upserted: 1, deleted: 0 } } },
       {
         revision: 3,
-        author: 'anonymous',
+        author: 'bootstrap-admin',
         reason: 'n3 leaves; dns moves',
         counts: { nodes: { upserted: 0, deleted: 1 }, parameters: { upserted: 1, deleted: 0 } },
       },
       {
         revision: 4,
-        author: 'anonymous',
+        author: 'bootstrap-admin',
         reason: 'déjà vu',
         counts: { settings: { upserted: 1, deleted: 0 } },
       },
@@ -333,7 +338,7 @@ describe('config service: the log of commits', () => {
     expect(committed).toEqual([
       expect.objectContaining({
         revision: 1,
-        author: 'anonymous',
+        author: 'bootstrap-admin',
         reason: 'a new parameter',
         counts: { parameters: { upserted: 1, deleted: 0 } },
       }),

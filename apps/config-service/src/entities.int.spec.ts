@@ -269,7 +269,13 @@ describe('config service: entities', () => {
   });
 
   it('replaces the settings with PUT (defaults for what is left out) and merges them with PATCH', async () => {
-    const defaults = { policyMode: 'enforce', policyModeOverridable: true, parameterInheritModes: {} };
+    const defaults = {
+      policyMode: 'enforce',
+      policyModeOverridable: true,
+      parameterInheritModes: {},
+      maxValueBytes: 65_536,
+      maxBundleBytes: 16_777_216,
+    };
     expect((await suite.api.get('/api/v1/settings')).body).toEqual({
       ordering: 'alphanumeric',
       orderingSeed: 0,

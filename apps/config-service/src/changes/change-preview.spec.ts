@@ -130,7 +130,12 @@ describe('previewing a change set', () => {
   });
 
   it('diffs files within the budget and names the ones left out', () => {
-    const file = (path: string, content: string) => ({ path, content, sha256: content, bytes: content.length });
+    const file = (path: string, content: string) => ({
+      path,
+      content,
+      sha256: content,
+      bytes: content.length,
+    });
     const bundle = (files: ReturnType<typeof file>[]) =>
       ({ nodeId: 'n', status: 'ok', errors: [], files, manifest: null, hash: null }) as const;
     const diff = bundleDiff(
