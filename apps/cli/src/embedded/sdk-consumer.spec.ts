@@ -175,7 +175,11 @@ describe('an SDK consumer of policygen start', () => {
     const last = changing.at(-1) as Node;
     const bundle = latest.get(last.id);
     expect(bundle?.revision).toBeGreaterThan(1);
-    const contents = await new BundleFiles({ url: `${pipeline.url}${MOUNTS.distribution}` }).bundle(
+    // Blobs are read with a credential that may read them: here the node's own token.
+    const { token } = (await (await api('POST', `/api/v1/nodes/${last.id}/token`)).json()) as {
+      token: string;
+    };
+    const contents = await new BundleFiles({ url: `${pipeline.url}${MOUNTS.distribution}`, token }).bundle(
       bundle as never,
     );
     expect(contents.size).toBe((bundle?.files.length ?? 0) + 1);
