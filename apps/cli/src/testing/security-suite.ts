@@ -197,6 +197,104 @@ export function describeSecuritySuite(
       expect(nul.text).toContain('$.upsert.nodes[0].hostname');
     });
 
+    const issued = async (path: string): Promise<string> => {
+      const answer = await config('POST', path, target.adminToken, {});
+      if (answer.status !== 200) throw new Error(`POST ${path}: ${answer.status} ${answer.text}`);
+      return (JSON.parse(answer.text) as { token: string }).token;
+    };
+    /** The digests of a node's files, as its relay lists them to the node. */
+    const digestsOf = async (nodeId: string, token: string): Promise<string[]> => {
+      const answer = await fetch(`${target.relayUrl}/nodes/${nodeId}/policies`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      });
+      expect({ nodeId, status: answer.status }).toEqual({ nodeId, status: 200 });
+      return ((await answer.json()) as { files: { sha256: string }[] }).files.map((file) => file.sha256);
+    };
+
+    it("refuses a relay another relay's feed and confirmations, and forged or undated confirmations", async () => {
+      const eu = await issued('/api/v1/relays/relay-eu/token');
+      const us = await issued('/api/v1/relays/relay-us/token');
+      const feed = (token: string, relayId: string) =>
+        rawRequest(target.distributionUrl, 'GET', `/feeds/${relayId}`, { token });
+      expect((await feed(eu, 'relay-eu')).status).toBe(200);
+      expect((await feed(eu, 'relay-us')).status).toBe(403);
+      expect((await feed(eu, 'root')).status).toBe(403);
+      expect((await feed(us, 'relay-eu')).status).toBe(403);
+      // A credential made up for a relay id is no credential.
+      expect((await feed('relay.relay-eu.' + 'A'.repeat(43), 'relay-eu')).status).toBe(401);
+      const confirm = (token: string, relayId: string, confirmation: Record<string, unknown>) =>
+        rawRequest(target.distributionUrl, 'POST', `/feeds/${relayId}/confirmations`, {
+          token,
+          body: JSON.stringify({ confirmations: [confirmation] }),
+        });
+      const at = new Date().toISOString();
+      const forged = {
+        relayId: 'relay-ghost',
+        nodeId: 'web-par-001',
+        hash: 'sha256:' + '0'.repeat(64),
+        revision: 1,
+        committedAt: '1999-01-01T00:00:00.000Z',
+        generatedAt: at,
+        distributedAt: at,
+        confirmedAt: at,
+      };
+      expect((await confirm(eu, 'relay-eu', forged)).status).toBe(403);
+      expect((await confirm(eu, 'relay-us', { ...forged, relayId: 'relay-us' })).status).toBe(403);
+      const undated = await confirm(eu, 'relay-eu', {
+        ...forged,
+        relayId: 'relay-eu',
+        confirmedAt: 'not a date',
+      });
+      expect(undated.status).toBe(400);
+      expect(undated.text).toContain('confirmedAt');
+    });
+
+    it("refuses a node another node's bundle and blobs, and a guessed digest", async () => {
+      const web = await issued('/api/v1/nodes/web-par-001/token');
+      const db = await issued('/api/v1/nodes/db-par-001/token');
+      expect(
+        (await rawRequest(target.relayUrl, 'GET', '/nodes/web-par-001/policies', { token: db })).status,
+      ).toBe(403);
+      const webBlobs = await digestsOf('web-par-001', web);
+      const dbBlobs = new Set(await digestsOf('db-par-001', db));
+      const onlyWeb = webBlobs.find((digest) => !dbBlobs.has(digest));
+      expect(onlyWeb).toBeDefined();
+      const blob = (token: string, digest: string) =>
+        rawRequest(target.distributionUrl, 'GET', `/blobs/${digest}`, { token });
+      expect((await blob(web, String(onlyWeb))).status).toBe(200);
+      expect((await blob(db, String(onlyWeb))).status).toBe(403);
+      expect((await blob(web, 'f'.repeat(64))).status).toBe(403);
+      const batch = await rawRequest(target.distributionUrl, 'POST', '/blobs', {
+        token: db,
+        body: JSON.stringify({ digests: [String(onlyWeb)] }),
+      });
+      expect(batch.status).toBe(403);
+      // A node's token is not a relay's: no feed.
+      expect((await rawRequest(target.distributionUrl, 'GET', '/feeds/root', { token: web })).status).toBe(
+        403,
+      );
+    });
+
+    it('answers path traversal on the path parameters of the distribution-service and the relay with a 4xx', async () => {
+      const root = await issued('/api/v1/relays/root/token');
+      const web = await issued('/api/v1/nodes/web-par-001/token');
+      const wrong: string[] = [];
+      for (const segment of HOSTILE_SEGMENTS)
+        for (const [base, method, path, token] of [
+          [target.distributionUrl, 'GET', `/feeds/${segment}`, root],
+          [target.distributionUrl, 'GET', `/blobs/${segment}`, root],
+          [target.relayUrl, 'GET', `/feeds/${segment}`, root],
+          [target.relayUrl, 'GET', `/blobs/${segment}`, web],
+          [target.relayUrl, 'GET', `/nodes/${segment}/policies`, web],
+          [target.relayUrl, 'GET', `/nodes/${segment}/rudder-promises-generated`, web],
+        ] as const) {
+          const answer = await rawRequest(base, method, path, { token });
+          if (answer.status < 400 || answer.status >= 500 || LEAKED_FILE.test(answer.text))
+            wrong.push(`${method} ${path.slice(0, 100)} → ${answer.status} ${answer.text.slice(0, 100)}`);
+        }
+      expect(wrong).toEqual([]);
+    });
+
     it('leaves the configuration as it was: same revision, same export', async () => {
       expect(await exported()).toEqual(before);
     });

@@ -25,6 +25,9 @@ import { generateTreesWithCli, Pipeline } from '@policygen/testing-pipeline';
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
 
+/** The API token the command line presents (POLICYGEN_TOKEN): the pipeline's admin's, once it runs. */
+let cliToken = '';
+
 /** The policygen command line, as ops run it against the pipeline. */
 function policygen(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(
@@ -33,6 +36,7 @@ function policygen(...args: string[]): { status: number | null; stdout: string; 
     {
       encoding: 'utf8',
       timeout: 60_000,
+      env: { ...process.env, POLICYGEN_TOKEN: cliToken },
     },
   );
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -150,6 +154,7 @@ async function blobsServed(
 
 describe('distribution: from a config change to the node, through two levels of relays', () => {
   const pipeline = new Pipeline();
+  cliToken = pipeline.adminToken;
   let root: ServiceProcess;
   let relayEu: ServiceProcess;
   let euNodes: string[] = [];
