@@ -44,8 +44,10 @@ export function parseNodeToken(token: string): NodeTokenClaim | null {
  */
 export function nodeTokenValid(claim: NodeTokenClaim, key: string, nowMs: number): boolean {
   if (claim.expiresAt * 1000 <= nowMs) return false;
-  const expected = Buffer.from(nodeTokenMac(key, claim.nodeId, claim.expiresAt), 'base64url');
-  const presented = Buffer.from(claim.mac, 'base64url');
+  // The encoded texts are compared, not the bytes they decode to: the last of 43 base64url
+  // characters carries 2 unused bits, so 4 spellings would decode to one MAC.
+  const expected = Buffer.from(nodeTokenMac(key, claim.nodeId, claim.expiresAt), 'ascii');
+  const presented = Buffer.from(claim.mac, 'ascii');
   return presented.length === expected.length && timingSafeEqual(presented, expected);
 }
 

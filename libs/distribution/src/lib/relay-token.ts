@@ -26,8 +26,9 @@ export function claimedRelayId(token: string): string | null {
 export function verifyRelayToken(secret: string, token: string): string | null {
   const relayId = claimedRelayId(token);
   if (relayId === null) return null;
-  const expected = Buffer.from(relayTokenMac(secret, relayId), 'base64url');
-  const presented = Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url');
+  // Texts, not decoded bytes: the last base64url character has unused bits (see node-token.ts).
+  const expected = Buffer.from(relayTokenMac(secret, relayId), 'ascii');
+  const presented = Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'ascii');
   return presented.length === expected.length && timingSafeEqual(presented, expected) ? relayId : null;
 }
 

@@ -52,6 +52,17 @@ describe('node tokens', () => {
     );
   });
 
+  it('refuses another spelling of its MAC that decodes to the same bytes', () => {
+    const token = issueNodeToken(SECRET, 'n1', new Date(NOW + 86_400_000));
+    const last = token.at(-1) ?? '';
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // The same 4 high bits, other unused low bits.
+    const sibling = alphabet[(alphabet.indexOf(last) & ~3) | ((alphabet.indexOf(last) + 1) & 3)] ?? last;
+    const claim = parseNodeToken(`${token.slice(0, -1)}${sibling}`);
+    expect(claim).not.toBeNull();
+    if (claim) expect(nodeTokenValid(claim, nodeKey(SECRET, 'n1'), NOW)).toBe(false);
+  });
+
   it('does not read what is not shaped like one', () => {
     for (const text of ['', 'n1', 'n1.123', '.123.mac', 'n1.soon.' + 'a'.repeat(43), 'n1.123.short'])
       expect(parseNodeToken(text)).toBeNull();
