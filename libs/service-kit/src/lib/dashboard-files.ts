@@ -23,9 +23,13 @@ export function dashboardDirectory(): string {
 /** The dashboard's files: `index.html` always asked again, the hashed assets kept for good. */
 export function dashboardFiles(directory = dashboardDirectory()): Router {
   const router = express.Router();
+  // The API's paths are never files, whatever `..` they hold: they go on to the API, which answers.
+  router.use((request, _response, next) => next(/^\/api(\/|$)/.test(request.path) ? 'router' : undefined));
   router.use(
     express.static(directory, {
       index: 'index.html',
+      // A path naming a directory is not redirected to one with a trailing slash: nothing to find there.
+      redirect: false,
       setHeaders: (response, path) =>
         response.setHeader(
           'cache-control',
