@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { ThrottlerGuard } from '@nestjs/throttler';
 import { z } from 'zod';
 import type { AuthenticatedRequest, Principal } from '@policygen/service-kit';
 import { ROLES, Requires, principalName } from '@policygen/service-kit';
@@ -37,6 +38,8 @@ const newTokenSchema = z
 /** API tokens: listed, created and revoked by admins (`Authorization: Bearer` of an admin's token). */
 @Controller('api/v1/api-tokens')
 @Requires({ role: 'admin' })
+// Like the node and relay token endpoints: credentials are not handed out by the thousand a minute.
+@UseGuards(ThrottlerGuard)
 export class ApiTokensController {
   constructor(@Inject(API_TOKENS) private readonly tokens: ApiTokenRegistry) {}
 
