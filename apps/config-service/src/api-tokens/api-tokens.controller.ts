@@ -5,6 +5,7 @@ import type { AuthenticatedRequest, Principal } from '@policygen/service-kit';
 import { ROLES, Requires, principalName } from '@policygen/service-kit';
 import { ApiTokenNameTakenError } from '@policygen/store';
 import { alreadyExists, notFound, validationFailed } from '../http/api-errors';
+import { requestIssues } from '../http/issue-paths';
 import { API_TOKENS } from '../app/tokens';
 import type { ApiTokenRegistry, ApiTokenView } from './api-token-registry';
 import { RESERVED_TOKEN_NAMES } from './api-token-registry';
@@ -62,14 +63,7 @@ export class ApiTokensController {
     @Req() request: AuthenticatedRequest,
   ): Promise<ApiTokenView & { token: string }> {
     const parsed = newTokenSchema.safeParse(body);
-    if (!parsed.success)
-      throw validationFailed(
-        parsed.error.issues.map((issue) => ({
-          path: ['$', ...issue.path].join('.'),
-          message: issue.message,
-        })),
-        'the token request',
-      );
+    if (!parsed.success) throw validationFailed(requestIssues(parsed.error.issues), 'the token request');
     const { name, role, expiresInDays, expiresAt } = parsed.data;
     const expiry =
       expiresAt === null

@@ -26,3 +26,13 @@ export function rebaseIssues(
     return under ? { ...issue, path: `${to}${rest}` } : issue;
   });
 }
+
+/** Zod's issues in the API's notation: each with the JSON path of what the client wrote. */
+export function requestIssues(
+  issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[],
+): ValidationIssue[] {
+  return issues.map((issue) => ({
+    path: jsonPath(...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))),
+    message: issue.message,
+  }));
+}

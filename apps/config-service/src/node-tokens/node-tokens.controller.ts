@@ -1,5 +1,4 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   HttpCode,
@@ -16,6 +15,8 @@ import { Requires } from '@policygen/service-kit';
 import { NODE_TOKEN_SECRET } from '../app/tokens';
 import { ENTITY_KINDS } from '../entities/entity-kinds';
 import { EntityService } from '../entities/entity.service';
+import { validationFailed } from '../http/api-errors';
+import { requestIssues } from '../http/issue-paths';
 
 const NODES = ENTITY_KINDS.find((kind) => kind.collection === 'nodes');
 const DAY_MS = 86_400_000;
@@ -53,16 +54,7 @@ export class NodeTokensController {
   ): { nodeId: string; token: string; expiresAt: string } {
     if (!NODES) throw new Error('the nodes collection is missing from ENTITY_KINDS');
     const request = tokenRequestSchema.safeParse(body);
-    if (!request.success)
-      throw new BadRequestException({
-        statusCode: 400,
-        error: 'Bad Request',
-        message: 'the token request is invalid',
-        issues: request.error.issues.map((issue) => ({
-          path: ['$', ...issue.path].join('.'),
-          message: issue.message,
-        })),
-      });
+    if (!request.success) throw validationFailed(requestIssues(request.error.issues), 'the token request');
     this.entities.get(NODES, { id: nodeId });
     if (this.secret === null)
       throw new ServiceUnavailableException(
