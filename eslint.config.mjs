@@ -11,6 +11,8 @@ import prettier from 'eslint-config-prettier';
  * - type:sdk     — `@policygen/sdk`, published to npm: the event contract and the consumer SDK; it
  *                  depends on registry packages only, so it installs outside this workspace.
  * - type:example — an example built on the SDK's public API alone, as a user's project would be.
+ * - type:e2e     — the end-to-end and chaos tests (apps/e2e): they run the built services and the CLI
+ *                  as processes, so they import no app, only the libraries and the test harness.
  */
 const MAY_DEPEND_ON = {
   'type:sdk': ['type:sdk'],
@@ -19,6 +21,7 @@ const MAY_DEPEND_ON = {
   'type:testing': ['type:testing', 'type:infra', 'type:engine', 'type:sdk'],
   'type:app': ['type:engine', 'type:infra', 'type:sdk'],
   'type:example': ['type:sdk'],
+  'type:e2e': ['type:testing', 'type:infra', 'type:engine', 'type:sdk'],
 };
 
 /**

@@ -8,7 +8,6 @@ import { Pool } from 'pg';
 import type { Connection, SdkLogger } from '@policygen/sdk';
 import { TOPICS } from '@policygen/sdk';
 import { eventually, freePort, getTestInfrastructure, workspaceRoot } from '@policygen/testing-infra';
-import { Pipeline } from '@policygen/testing-pipeline';
 import type { AuditTrail } from './audit-trail';
 import { startAuditTrail } from './audit-trail';
 
@@ -87,25 +86,6 @@ async function recordsAChangeAndAFailure(
 }
 
 describe('the audit trail, end to end', () => {
-  it('records against the real pipeline on Kafka and Postgres', async () => {
-    const pipeline = new Pipeline();
-    try {
-      await pipeline.start();
-      await pipeline.startGenerator();
-      const distribution = await pipeline.startDistribution();
-      await pipeline.startRelay('root', distribution.url);
-      await pipeline.importDemoFleet();
-      await expect(
-        recordsAChangeAndAFailure(pipeline.configUrl, pipeline.adminToken, {
-          kafka: { brokers: [...getTestInfrastructure().kafkaBrokers] },
-          namespace: pipeline.namespace,
-        }),
-      ).resolves.toBeUndefined();
-    } finally {
-      await pipeline.stop();
-    }
-  }, 300_000);
-
   it('records against policygen start, with the same code', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'policygen-audit-start-'));
     const logFile = join(directory, 'start.log');

@@ -14,8 +14,8 @@ import {
   promtoolProblems,
   workspaceRoot,
 } from '@policygen/testing-infra';
-import type { Entity, ServiceProcess } from '@policygen/testing-pipeline';
-import { generateTreesWithCli, Pipeline } from '@policygen/testing-pipeline';
+import type { Entity, ServiceProcess } from './testing/pipeline';
+import { generateTreesWithCli, Pipeline } from './testing/pipeline';
 
 /**
  * Issue 6's path end to end, on real Postgres, Kafka and Redis, the services run as processes:

@@ -1,8 +1,8 @@
 import { buildDemoFleet } from '@policygen/fleets';
 import { createKafkaMessaging } from '@policygen/messaging';
 import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
-import type { Entity } from '@policygen/testing-pipeline';
-import { generateWithCli, Pipeline } from '@policygen/testing-pipeline';
+import type { Entity } from './testing/pipeline';
+import { generateWithCli, Pipeline } from './testing/pipeline';
 
 /**
  * Issue 5's end-to-end path on real Postgres, Kafka and Redis, through the built services run as

@@ -1,6 +1,6 @@
 import { buildDemoFleet } from '@policygen/fleets';
-import type { Entity, Pipeline } from '@policygen/testing-pipeline';
-import { generateWithCli, withPipeline } from '@policygen/testing-pipeline';
+import type { Entity, Pipeline } from './testing/pipeline';
+import { generateWithCli, withPipeline } from './testing/pipeline';
 
 /**
  * Issue 5's fault and scale-out acceptance, on real Postgres, Kafka and Redis with the built

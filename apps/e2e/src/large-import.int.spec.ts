@@ -1,6 +1,6 @@
 import { buildBenchFleet } from '@policygen/fleets';
 import { eventually } from '@policygen/testing-infra';
-import { generateWithCli, Pipeline } from '@policygen/testing-pipeline';
+import { generateWithCli, Pipeline } from './testing/pipeline';
 
 /**
  * An import larger than what one Kafka request may carry goes through, to the relay: the 300-node
