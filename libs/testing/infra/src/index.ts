@@ -6,3 +6,7 @@ export { freePort } from './lib/net';
 export { workspaceRoot } from './lib/system';
 export { startTestInfrastructure, type RunningInfrastructure } from './lib/start-infrastructure';
 export * from './lib/prometheus';
+export { RestartableServer } from './lib/restartable-server';
+export { startRestartableKafka } from './lib/providers/local-kafka';
+export { startRestartableRedis } from './lib/providers/local-redis';
+export { startRestartablePostgres } from './lib/providers/local-postgres';

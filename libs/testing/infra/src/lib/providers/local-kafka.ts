@@ -8,6 +8,8 @@ import { canConnect, freePort } from '../net';
 import type { ProvidedService } from '../provided-service';
 import { InfrastructureError } from '../provided-service';
 import { findExecutable, run, workspaceRoot } from '../system';
+import type { RestartableServer, ServerRecipe } from '../restartable-server';
+import { startServer } from '../restartable-server';
 import { waitUntilReady } from '../wait-until-ready';
 
 export interface LocalKafkaOptions {
@@ -42,11 +44,18 @@ export async function resolveKafkaJars(timeoutMs: number): Promise<string> {
   }
 }
 
+interface PreparedKafka {
+  readonly brokers: readonly string[];
+  readonly origin: string;
+  readonly logFile: string;
+  readonly recipe: ServerRecipe;
+}
+
 /**
- * Starts a single-node Kafka broker in KRaft mode (combined broker + controller) from the Maven
- * jars, on free ports, with its data in a fresh temporary folder that stop() removes.
+ * A single-node Kafka broker in KRaft mode (combined broker + controller) from the Maven jars, on
+ * free ports, its storage formatted in a fresh temporary folder: everything but the start.
  */
-export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise<LaunchedKafka> {
+async function prepareLocalKafka(options: LocalKafkaOptions): Promise<PreparedKafka> {
   const libs = await resolveKafkaJars(options.resolveTimeoutMs ?? 15 * 60_000);
   const workDir = mkdtempSync(join(tmpdir(), 'policygen-kafka-'));
   const dataDir = join(workDir, 'data');
@@ -87,28 +96,52 @@ export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise
       `Could not format the Kafka storage in ${dataDir}: ${(error as Error).message}`,
     );
   }
-
-  const broker = ManagedProcess.start({
-    name: 'kafka',
-    command: 'java',
-    args: [
-      ...java,
-      '-cp',
-      classpath,
-      `-Dlog4j.configuration=file:${log4jProperties}`,
-      'kafka.Kafka',
-      serverProperties,
-    ],
-    logFile,
-  });
   const brokers = [`127.0.0.1:${brokerPort}`];
+  return {
+    brokers,
+    origin,
+    logFile,
+    recipe: {
+      what: `Kafka broker (${origin}, log ${logFile})`,
+      workDir,
+      startTimeoutMs: options.startTimeoutMs ?? 90_000,
+      probe: () => answersMetadata(brokers, brokerPort),
+      process: {
+        name: 'kafka',
+        command: 'java',
+        args: [
+          ...java,
+          '-cp',
+          classpath,
+          `-Dlog4j.configuration=file:${log4jProperties}`,
+          'kafka.Kafka',
+          serverProperties,
+        ],
+        logFile,
+      },
+    },
+  };
+}
+
+/** Starts a local broker, as prepareLocalKafka describes; tests may stop, kill and restart it on its data. */
+export async function startRestartableKafka(
+  options: LocalKafkaOptions = {},
+): Promise<{ readonly brokers: readonly string[]; readonly server: RestartableServer }> {
+  const prepared = await prepareLocalKafka(options);
+  return { brokers: prepared.brokers, server: await startServer(prepared.recipe) };
+}
+
+/** Starts a local broker (see prepareLocalKafka) and removes its folder when it is stopped. */
+export async function launchLocalKafka(options: LocalKafkaOptions = {}): Promise<LaunchedKafka> {
+  const { brokers, origin, logFile, recipe } = await prepareLocalKafka(options);
+  const broker = ManagedProcess.start(recipe.process);
   const stop = async (): Promise<void> => {
     await broker.stop();
-    rmSync(workDir, { recursive: true, force: true });
+    rmSync(recipe.workDir, { recursive: true, force: true });
   };
-  const ready = waitUntilReady(broker, () => answersMetadata(brokers, brokerPort), {
+  const ready = waitUntilReady(broker, recipe.probe, {
     what: `Kafka broker (${origin}, log ${logFile})`,
-    timeoutMs: options.startTimeoutMs ?? 90_000,
+    timeoutMs: recipe.startTimeoutMs,
   }).then(
     (): ProvidedService<readonly string[]> => ({
       endpoint: brokers,

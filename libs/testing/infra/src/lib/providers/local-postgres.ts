@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { ManagedProcess } from '../managed-process';
 import { canConnect, freePort } from '../net';
 import type { ProvidedService } from '../provided-service';
 import { InfrastructureError } from '../provided-service';
 import { findExecutable, run } from '../system';
-import { waitUntilReady } from '../wait-until-ready';
+import type { RestartableServer } from '../restartable-server';
+import { startServer } from '../restartable-server';
 
 const SHARED_HOST = '127.0.0.1';
 const SHARED_PORT = 5432;
@@ -59,12 +59,13 @@ export async function createDatabaseOnSharedPostgres(): Promise<ProvidedService<
 }
 
 /**
- * A private PostgreSQL cluster (initdb in a temporary folder, on a free port) for machines whose
- * own server does not answer. initdb refuses to run as root, so root runs it as the postgres user.
+ * A private PostgreSQL cluster (initdb in a temporary folder, on a free port), which tests may stop,
+ * kill and start again on its data. initdb refuses to run as root, so root runs it as the postgres
+ * user. `durable` keeps Postgres's fsyncs (a crash then loses no committed transaction).
  */
-export async function startPrivatePostgres(
-  options: { startTimeoutMs?: number } = {},
-): Promise<ProvidedService<string>> {
+export async function startRestartablePostgres(
+  options: { readonly startTimeoutMs?: number; readonly durable?: boolean } = {},
+): Promise<{ readonly url: string; readonly server: RestartableServer }> {
   const dirs = postgresBinDirs();
   const initdb = findExecutable('initdb', dirs);
   const postgres = findExecutable('postgres', dirs);
@@ -102,34 +103,34 @@ export async function startPrivatePostgres(
     workDir,
     '-c',
     'listen_addresses=127.0.0.1',
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
+    ...(options.durable
+      ? []
+      : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ]);
-  const server = ManagedProcess.start({
-    name: 'postgres',
-    command,
-    args,
-    logFile: join(workDir, 'postgres.log'),
-  });
-  const stop = async (): Promise<void> => {
-    await server.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  try {
-    await waitUntilReady(server, () => withClient(url, async () => true), {
-      what: `PostgreSQL (private cluster in ${dataDir}, port ${port})`,
-      timeoutMs: options.startTimeoutMs ?? 60_000,
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { endpoint: url, description: `Postgres: private cluster started by the harness at ${url}`, stop };
+  const server = await startServer({
+    what: `PostgreSQL (private cluster in ${dataDir}, port ${port})`,
+    workDir,
+    startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    probe: () => withClient(url, async () => true),
+    process: { name: 'postgres', command, args, logFile: join(workDir, 'postgres.log') },
+  });
+  return { url, server };
+}
+
+/**
+ * A private PostgreSQL cluster (initdb in a temporary folder, on a free port) for machines whose
+ * own server does not answer.
+ */
+export async function startPrivatePostgres(
+  options: { startTimeoutMs?: number } = {},
+): Promise<ProvidedService<string>> {
+  const { url, server } = await startRestartablePostgres(options);
+  return {
+    endpoint: url,
+    description: `Postgres: private cluster started by the harness at ${url}`,
+    stop: () => server.close(),
+  };
 }
 
 async function firstReachable(urls: readonly string[]): Promise<string> {
