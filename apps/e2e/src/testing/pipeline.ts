@@ -27,6 +27,7 @@ import {
   freePort,
   getTestInfrastructure,
   ManagedProcess,
+  type TestInfrastructure,
   workspaceRoot,
 } from '@policygen/testing-infra';
 
@@ -37,8 +38,6 @@ import {
  */
 
 const root = workspaceRoot();
-const infra = getTestInfrastructure();
-
 function bundled(service: string): string {
   const file = join(root, 'dist', service, 'main.js');
   if (!existsSync(file))
@@ -56,7 +55,7 @@ export class EventLog {
   lastArrival = Date.now();
   private consumer: MessageConsumer | undefined;
 
-  async start(topics: TopicNames): Promise<void> {
+  async start(topics: TopicNames, kafkaBrokers: readonly string[]): Promise<void> {
     const ajv = new Ajv2020({ strict: true, allErrors: true });
     addFormats(ajv);
     const validators = new Map<string, ReturnType<typeof ajv.compile>>([
@@ -64,7 +63,7 @@ export class EventLog {
       [topics.generationEvents, ajv.compile(jsonSchemaOf(TOPICS.generationEvents))],
       [topics.distributionEvents, ajv.compile(jsonSchemaOf(TOPICS.distributionEvents))],
     ]);
-    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers });
+    const messaging = createKafkaMessaging({ brokers: kafkaBrokers });
     const admin = await messaging.createAdmin();
     await admin.createTopics([
       { name: topics.nodeBundles, partitions: 4 },
@@ -147,8 +146,10 @@ export class Pipeline {
   private config: ManagedProcess | undefined;
   private cache: RedisBundleCache | undefined;
   private readonly logDir = mkdtempSync(join(tmpdir(), 'policygen-e2e-'));
+  private readonly ports = new Map<string, number>();
 
-  constructor() {
+  /** Kafka, Redis and Postgres: the harness's, unless a test brings its own (the chaos suite does). */
+  constructor(private readonly infra: TestInfrastructure = getTestInfrastructure()) {
     this.topics = topicsFor(this.namespace);
   }
 
@@ -166,8 +167,14 @@ export class Pipeline {
   }
 
   async start(): Promise<void> {
-    await this.events.start(this.topics);
-    const port = await freePort();
+    await this.events.start(this.topics, this.infra.kafkaBrokers);
+    await this.startConfigService();
+    this.cache = await RedisBundleCache.connect({ url: this.infra.redisUrl, prefix: this.redisPrefix });
+  }
+
+  /** Starts the config-service (or restarts it, on its port), and waits until it answers. */
+  async startConfigService(): Promise<ManagedProcess> {
+    const port = await this.portOf('config-service');
     this.configUrl = `http://127.0.0.1:${port}`;
     this.config = ManagedProcess.start({
       name: 'config-service',
@@ -177,8 +184,8 @@ export class Pipeline {
       env: {
         ...process.env,
         PORT: String(port),
-        DATABASE_URL: infra.databaseUrl,
-        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        DATABASE_URL: this.infra.databaseUrl,
+        KAFKA_BROKERS: this.infra.kafkaBrokers.join(','),
         POLICYGEN_DB_SCHEMA: this.schema,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
         POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
@@ -191,12 +198,26 @@ export class Pipeline {
       },
     });
     await this.waitHealthy(this.config, this.configUrl);
-    this.cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix: this.redisPrefix });
+    return this.config;
+  }
+
+  /** The config-service's process, while it runs. */
+  get configService(): ManagedProcess | undefined {
+    return this.config;
+  }
+
+  /** The port a service had (it keeps it across restarts, as its clients expect), or a free one. */
+  private async portOf(service: string): Promise<number> {
+    const known = this.ports.get(service);
+    if (known !== undefined) return known;
+    const port = await freePort();
+    this.ports.set(service, port);
+    return port;
   }
 
   /** Starts a generator instance (or restarts one by its id), and waits until it answers. */
   async startGenerator(instanceId = `g${this.generators.length + 1}`): Promise<GeneratorProcess> {
-    const port = await freePort();
+    const port = await this.portOf(`generator ${instanceId}`);
     const url = `http://127.0.0.1:${port}`;
     const process_ = ManagedProcess.start({
       name: `generator ${instanceId}`,
@@ -208,8 +229,8 @@ export class Pipeline {
         PORT: String(port),
         CONFIG_SERVICE_URL: this.configUrl,
         POLICYGEN_SERVICE_TOKEN: this.serviceToken,
-        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
-        REDIS_URL: infra.redisUrl,
+        KAFKA_BROKERS: this.infra.kafkaBrokers.join(','),
+        REDIS_URL: this.infra.redisUrl,
         POLICYGEN_INSTANCE_ID: instanceId,
         POLICYGEN_GENERATOR_GROUP: `generator-${this.id}`,
         POLICYGEN_TOPIC_NAMESPACE: `e2e-${this.id}`,
@@ -228,7 +249,7 @@ export class Pipeline {
 
   /** Starts the distribution-service (or restarts it on its data), and waits until it answers. */
   async startDistribution(): Promise<ServiceProcess> {
-    const port = await freePort();
+    const port = await this.portOf('distribution-service');
     const url = `http://127.0.0.1:${port}`;
     const dataDir = this.distribution?.dataDir ?? join(this.logDir, 'data', 'distribution');
     const managed = ManagedProcess.start({
@@ -242,8 +263,8 @@ export class Pipeline {
         PORT: String(port),
         CONFIG_SERVICE_URL: this.configUrl,
         POLICYGEN_SERVICE_TOKEN: this.serviceToken,
-        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
-        REDIS_URL: infra.redisUrl,
+        KAFKA_BROKERS: this.infra.kafkaBrokers.join(','),
+        REDIS_URL: this.infra.redisUrl,
         POLICYGEN_DATA_DIR: dataDir,
         POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
         POLICYGEN_INSTANCE_ID: 'd1',
@@ -260,11 +281,11 @@ export class Pipeline {
   }
 
   /**
-   * Starts a relay under a parent (the distribution-service's URL or a relay's), on the data it
-   * had if it ran before, on a new port; waits until it answers.
+   * Starts a relay under a parent (the distribution-service's URL or a relay's), on the data and
+   * the port it had if it ran before; waits until it answers.
    */
   async startRelay(relayId: string, parentUrl: string): Promise<ServiceProcess> {
-    const port = await freePort();
+    const port = await this.portOf(`relay ${relayId}`);
     const url = `http://127.0.0.1:${port}`;
     const dataDir = this.relays.get(relayId)?.dataDir ?? join(this.logDir, 'data', `relay-${relayId}`);
     const managed = ManagedProcess.start({
@@ -380,10 +401,10 @@ export class Pipeline {
     await this.config?.stop();
     await this.events.stop();
     await this.cache?.close();
-    const pool = new Pool({ connectionString: infra.databaseUrl });
+    const pool = new Pool({ connectionString: this.infra.databaseUrl });
     await pool.query(`drop schema if exists "${this.schema}" cascade`);
     await pool.end();
-    const client = createClient({ url: infra.redisUrl });
+    const client = createClient({ url: this.infra.redisUrl });
     await client.connect();
     const keys = await client.keys(`${this.redisPrefix}*`);
     for (let start = 0; start < keys.length; start += 1_000)
