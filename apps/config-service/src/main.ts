@@ -17,13 +17,17 @@ runService({
       log: ({ level, namespace, message, extra }) =>
         logger[level]({ source: 'kafka', namespace, ...extra }, message),
     });
+    const onConnectionError = (error: Error): void =>
+      logger.warn({ err: error }, 'a Postgres connection failed; the next query connects again');
     const store = new PostgresConfigStore({
+      onConnectionError,
       connectionString: settings.DATABASE_URL,
       schema: settings.POLICYGEN_DB_SCHEMA,
       changeTopic: topics.configChanges,
       maxEventBytes: settings.POLICYGEN_MAX_EVENT_BYTES,
     });
     const apiTokens = new PostgresApiTokenStore({
+      onConnectionError,
       connectionString: settings.DATABASE_URL,
       schema: settings.POLICYGEN_DB_SCHEMA,
     });

@@ -19,3 +19,4 @@ export {
   type MessagingTransportOptions,
 } from './lib/nest/messaging-transport';
 export * from './lib/dead-letters';
+export { isTransientFailure } from './lib/transient-failure';

@@ -63,7 +63,7 @@ export class EventLog {
       [topics.generationEvents, ajv.compile(jsonSchemaOf(TOPICS.generationEvents))],
       [topics.distributionEvents, ajv.compile(jsonSchemaOf(TOPICS.distributionEvents))],
     ]);
-    const messaging = createKafkaMessaging({ brokers: kafkaBrokers });
+    const messaging = createKafkaMessaging({ brokers: kafkaBrokers, log: () => undefined });
     const admin = await messaging.createAdmin();
     await admin.createTopics([
       { name: topics.nodeBundles, partitions: 4 },

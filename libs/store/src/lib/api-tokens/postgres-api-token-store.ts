@@ -1,6 +1,6 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Migration } from 'kysely';
-import { Pool } from 'pg';
+import { resilientPool } from '../postgres/resilient-pool';
 import type { ApiTokenRecord, ApiTokenRole, ApiTokenStore } from './api-token-store';
 import { ApiTokenNameTakenError } from './api-token-store';
 
@@ -39,6 +39,8 @@ export interface PostgresApiTokenStoreOptions {
   readonly connectionString: string;
   /** The Postgres schema of the table (created if missing); default `public`. */
   readonly schema?: string;
+  /** Told of a connection's error (Postgres restarted or gone): the query fails, the next one reconnects. */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 /** API tokens on Postgres, beside the config store's tables, with migrations of their own. */
@@ -51,7 +53,10 @@ export class PostgresApiTokenStore implements ApiTokenStore {
     this.schema = options.schema ?? 'public';
     this.root = new Kysely<ApiTokenTables>({
       dialect: new PostgresDialect({
-        pool: new Pool({ connectionString: options.connectionString, max: 4 }),
+        pool: resilientPool(
+          { connectionString: options.connectionString, max: 4 },
+          options.onConnectionError,
+        ),
       }),
     });
     this.db = this.root.withSchema(this.schema);

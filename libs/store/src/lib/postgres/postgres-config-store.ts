@@ -1,6 +1,6 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
-import { Pool } from 'pg';
+import { resilientPool } from './resilient-pool';
 import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
 import type { ChangeCounts } from '../change-counts';
@@ -35,6 +35,8 @@ export interface PostgresConfigStoreOptions {
   /** The Postgres schema of the tables (created if missing); default `public`. */
   readonly schema?: string;
   readonly maxConnections?: number;
+  /** Told of a connection's error (Postgres restarted or gone): the query fails, the next one reconnects. */
+  readonly onConnectionError?: (error: Error) => void;
   /** Where the outbox sends change events (default `policygen.config.changes.v1`; see `topicsFor`). */
   readonly changeTopic?: string;
   /**
@@ -58,7 +60,10 @@ export class PostgresConfigStore implements ConfigStore {
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     this.root = new Kysely<StoreDatabase>({
       dialect: new PostgresDialect({
-        pool: new Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 }),
+        pool: resilientPool(
+          { connectionString: options.connectionString, max: options.maxConnections ?? 10 },
+          options.onConnectionError,
+        ),
       }),
     });
     this.db = this.root.withSchema(this.schema);
