@@ -21,6 +21,13 @@ class ThingsController {
     throw new Error('the handler broke');
   }
 
+  @Get('unavailable')
+  unavailable(): never {
+    throw new Error('the store is restarting', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    });
+  }
+
   @Get('missing')
   missing(): never {
     throw new NotFoundException('no such thing');
@@ -103,7 +110,9 @@ describe('ServiceShellModule', () => {
 
   afterAll(() => app.close());
 
-  const get = async (path: string): Promise<{ status: number; body: unknown; text: string }> => {
+  const get = async (
+    path: string,
+  ): Promise<{ status: number; body: unknown; text: string; headers: Record<string, string> }> => {
     const response = await fetch(`${url}${path}`, { headers: { authorization: 'Bearer reader-token' } });
     const text = await response.text();
     let body: unknown = null;
@@ -112,7 +121,7 @@ describe('ServiceShellModule', () => {
     } catch {
       body = null;
     }
-    return { status: response.status, body, text };
+    return { status: response.status, body, text, headers: Object.fromEntries(response.headers) };
   };
 
   it('is live at once, and ready only when every check is, with the reason in the body', async () => {
@@ -171,6 +180,18 @@ describe('ServiceShellModule', () => {
     });
     expect(String((logged?.['err'] as { stack?: string }).stack)).toContain('ThingsController.broken');
     expect(typeof logged?.['responseTime']).toBe('number');
+  });
+
+  it('answers a dependency that is away with a 503 and Retry-After, logged like a 500', async () => {
+    lines.length = 0;
+    const unavailable = await get('/things/unavailable');
+    expect(unavailable).toMatchObject({ status: 503, body: { statusCode: 503 } });
+    expect(unavailable.headers['retry-after']).toBe('5');
+    expect(unavailable.text).not.toContain('ECONNREFUSED');
+    expect(lines.find((line) => line['level'] === 50)).toMatchObject({
+      res: { statusCode: 503 },
+      err: { message: expect.stringContaining('ECONNREFUSED') },
+    });
   });
 
   it('logs every request with method, path, status and duration; client errors stay 4xx', async () => {
