@@ -52,7 +52,8 @@ export class Journal {
       created = true;
     }
     const { records, complete } = parseJournal<T>(content, file);
-    const handle = await open(file, 'a');
+    // Its records may name secrets (a node's properties): only the owner reads it.
+    const handle = await open(file, 'a', 0o600);
     if (created) await syncDirectory(dirname(file));
     const tornBytes = content.length - complete;
     if (tornBytes > 0) {
@@ -163,6 +164,7 @@ export async function writeFileDurably(
   options: { readonly mode?: number } = {},
 ): Promise<void> {
   const aside = `${file}.${process.pid}.writing`;
+  await mkdir(dirname(file), { recursive: true });
   await rm(aside, { force: true });
   const handle = await open(aside, 'wx', options.mode ?? 0o644);
   try {
