@@ -13,3 +13,8 @@ export * from './lib/api-tokens/api-token-store';
 export { MemoryApiTokenStore } from './lib/api-tokens/memory-api-token-store';
 export { PostgresApiTokenStore } from './lib/api-tokens/postgres-api-token-store';
 export type { PostgresApiTokenStoreOptions } from './lib/api-tokens/postgres-api-token-store';
+export { FileConfigDatabase, FileConfigStore } from './lib/file/file-config-store';
+export type { FileConfigStoreOptions } from './lib/file/file-config-store';
+export { FileApiTokenStore } from './lib/file/file-api-token-store';
+export { Journal, syncDirectory, writeFileDurably } from './lib/file/journal';
+export type { JournalRecovery } from './lib/file/journal';

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { buildDemoFleet } from '@policygen/fleets';
 import { EXIT_OK, InputError } from '../errors';
 import { printFlow } from '../embedded/flow-printer';
+import type { EmbeddedPipeline } from '../embedded/embedded-pipeline';
 import { MOUNTS, settled, startEmbeddedPipeline } from '../embedded/embedded-pipeline';
 import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
@@ -47,15 +48,46 @@ async function environmentAdminToken(): Promise<string | null> {
   return token;
 }
 
+/**
+ * A reader's API token: the one kept from an earlier run while it still holds (the dashboard's
+ * address printed then keeps working), else a new one, kept.
+ */
+async function readerToken(pipeline: EmbeddedPipeline, name: string): Promise<string> {
+  const kept = pipeline.secrets.secrets.dashboardToken;
+  if (kept !== undefined) {
+    const whoami = await fetch(`${pipeline.url}/api/v1/whoami`, {
+      headers: { authorization: `Bearer ${kept}` },
+    });
+    if (whoami.ok) return kept;
+  }
+  const created = await fetch(`${pipeline.url}/api/v1/api-tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${pipeline.adminToken}` },
+    // A name once used may still be held (by a token kept nowhere: a crash came first): a new one is taken.
+    body: JSON.stringify({
+      name: kept === undefined && pipeline.resumedAt === 0 ? name : `${name}-${Date.now()}`,
+      role: 'reader',
+      expiresInDays: 30,
+    }),
+  });
+  if (!created.ok) throw new Error(`the ${name}'s API token was refused: ${await created.text()}`);
+  const { token } = (await created.json()) as { token: string };
+  await pipeline.secrets.update({ dashboardToken: token });
+  return token;
+}
+
 export const defineStart: CommandDefinition = (program, { streams, exitWith }) => {
   program
     .command('start')
     .description(
-      'run the whole pipeline in this process (config API, generator, distribution, one relay) on an in-process bus and in-memory stores, seeded with the demo fleet',
+      'run the whole pipeline in this process (config API, generator, distribution, one relay) on an in-process bus, seeded with the demo fleet; in memory, or kept under --data and resumed from it',
     )
     .addOption(new Option('-p, --port <port>', 'the HTTP port').argParser(port).env('PORT').default(3000))
     .addOption(new Option('--host <host>', 'the interface to listen on').env('HOST').default('127.0.0.1'))
-    .option('--data <dir>', "the distribution's and the relay's files (default: a temporary directory)")
+    .option(
+      '--data <dir>',
+      "keep everything here (configuration, API tokens, secrets, the distribution's and the relay's files) and resume from it at the next start (default: a temporary directory, removed at exit)",
+    )
     .addOption(
       new Option('--ready-timeout <ms>', 'how long the first generation may take')
         .argParser(Number)
@@ -70,6 +102,7 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
         host: options.host,
         port: options.port,
         dataDir,
+        persistent: !temporary,
         logger,
         ...(adminToken === null ? {} : { adminToken }),
       });
@@ -80,15 +113,19 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       });
       const { url } = pipeline;
 
-      const fleet = buildDemoFleet() as { readonly nodes: readonly unknown[] };
-      const imported = await fetch(`${url}/api/v1/import`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...asAdmin },
-        body: JSON.stringify(fleet),
-      });
-      if (!imported.ok) throw new Error(`the demo fleet was refused: ${await imported.text()}`);
-      const { revision } = (await imported.json()) as { revision: number };
+      const { resumedAt } = pipeline;
+      let revision = resumedAt;
+      if (resumedAt === 0) {
+        const imported = await fetch(`${url}/api/v1/import`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...asAdmin },
+          body: JSON.stringify(buildDemoFleet()),
+        });
+        if (!imported.ok) throw new Error(`the demo fleet was refused: ${await imported.text()}`);
+        ({ revision } = (await imported.json()) as { revision: number });
+      }
       await eventually(() => settled(pipeline, revision), options.readyTimeout, 'the first generation');
+      const nodeCount = (await pipeline.store.snapshot()).fleet.nodes.length;
 
       const node = (await (
         await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}`, { headers: asAdmin })
@@ -96,14 +133,7 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       const { token, expiresAt } = (await (
         await fetch(`${url}/api/v1/nodes/${EXAMPLE_NODE}/token`, { method: 'POST', headers: asAdmin })
       ).json()) as { token: string; expiresAt?: string };
-      // The dashboard only reads: it gets a reader's token, not the admin's.
-      const { token: dashboardToken } = (await (
-        await fetch(`${url}/api/v1/api-tokens`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...asAdmin },
-          body: JSON.stringify({ name: 'dashboard', role: 'reader', expiresInDays: 30 }),
-        })
-      ).json()) as { token: string };
+      const dashboardToken = await readerToken(pipeline, 'dashboard');
       const changed = {
         ...node,
         properties: { ...(node['properties'] as object), motd: 'Hello from policygen start' },
@@ -113,13 +143,20 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
         [
           '',
           `Policygen is running on ${url}: the config API, the generator, the distribution-service and`,
-          `relay "root" in this one process, on an in-process event bus and in-memory stores.`,
-          `The demo fleet is loaded (${fleet.nodes.length} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
+          temporary
+            ? `relay "root" in this one process, on an in-process event bus and in-memory stores.`
+            : `relay "root" in this one process, on an in-process event bus, keeping everything in ${dataDir}.`,
+          resumedAt === 0
+            ? `The demo fleet is loaded (${nodeCount} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`
+            : `Resumed from ${dataDir} at revision ${resumedAt} (${nodeCount} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
           '',
           `API token: ${pipeline.adminToken}`,
           `  the admin's (POLICYGEN_ADMIN_TOKEN sets it); every call but /health/*, /status and /metrics needs one`,
           `Node token: ${token}`,
           `  node ${EXAMPLE_NODE}'s, for its relay; expires ${expiresAt ?? 'never'}`,
+          ...(temporary
+            ? []
+            : [`  both, and the tokens issued before, hold after a restart with --data ${dataDir}`]),
           '',
           `  API_TOKEN=${pipeline.adminToken}`,
           `  NODE_TOKEN=${token}`,

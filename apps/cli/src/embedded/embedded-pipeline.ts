@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
 import type { Express, RequestHandler } from 'express';
@@ -20,9 +19,17 @@ import { startRelay } from '@policygen/relay';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import type { Authenticator } from '@policygen/service-kit';
 import { NO_CREDENTIALS, prefixedChecks } from '@policygen/service-kit';
-import { HttpSnapshotSource, MemoryApiTokenStore, MemoryConfigStore } from '@policygen/store';
 import { dashboardFiles } from '@policygen/service-kit';
-import { Registry } from 'prom-client';
+import type { ApiTokenStore, ConfigStore, JournalRecovery } from '@policygen/store';
+import {
+  FileApiTokenStore,
+  FileConfigStore,
+  HttpSnapshotSource,
+  MemoryApiTokenStore,
+  MemoryConfigStore,
+} from '@policygen/store';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { SecretsFile } from './embedded-secrets';
 import { eventStreamRouter } from './event-stream';
 
 export interface EmbeddedPipelineOptions {
@@ -30,6 +37,11 @@ export interface EmbeddedPipelineOptions {
   readonly port: number;
   /** The distribution-service's and the relay's files. */
   readonly dataDir: string;
+  /**
+   * Keep the configuration, the API tokens and the secrets under `dataDir` too, crash-safe, and
+   * resume from them (default: in memory, for this run only).
+   */
+  readonly persistent?: boolean;
   readonly logger: Logger;
   /** The bootstrap admin's API token (default: one generated for this run). */
   readonly adminToken?: string;
@@ -50,6 +62,12 @@ export interface EmbeddedPipeline {
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
   readonly relay: RelayService;
+  /** The configuration's store. */
+  readonly store: ConfigStore;
+  /** The configuration's revision this run resumed from (a persistent data directory); 0: it started empty. */
+  readonly resumedAt: number;
+  /** Where this run keeps its secrets, e.g. the dashboard's token (nowhere but memory unless persistent). */
+  readonly secrets: SecretsFile;
   /**
    * Each service's own Express app, by the path it is mounted at ('' for the config API): their
    * routers list every route (the test that every route asks for a credential walks them).
@@ -64,18 +82,24 @@ const GROUPS = { generator: 'policygen-generator', distribution: 'policygen-dist
 
 /**
  * Every service in this process, on one HTTP address: the config API at the root, the others
- * under their mount points. They run on the in-process bus, the in-memory config store and the
- * in-memory cache, through the same ports as Kafka, Postgres and Redis; the relay (`root`, which
+ * under their mount points. They run on the in-process bus, the in-memory (or, persistent, the
+ * journaled) config store and the in-memory cache, through the same ports as Kafka, Postgres and Redis; the relay (`root`, which
  * serves the whole tree) follows the distribution-service over HTTP as a separate relay would.
  */
 export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): Promise<EmbeddedPipeline> {
   const { logger } = options;
   const messaging = createInProcessMessaging();
-  const tokenSecret = randomBytes(24).toString('hex');
-  const adminToken = options.adminToken ?? randomBytes(24).toString('hex');
+  const persistent = options.persistent ?? false;
+  const secrets = await SecretsFile.open(persistent ? join(options.dataDir, 'secrets.json') : null);
+  const tokenSecret = secrets.secrets.nodeTokenSecret;
+  const adminToken = await secrets.adminToken(options.adminToken);
   // The generator and the distribution-service read the configuration as any reader would.
-  const serviceToken = randomBytes(24).toString('hex');
-  const apiTokens = new MemoryApiTokenStore();
+  const serviceToken = secrets.secrets.serviceToken;
+  const registry = new Registry();
+  const { store, apiTokens } = await openStores(options, registry);
+  const resumedAt = (await store.snapshot()).revision;
+  if (resumedAt > 0)
+    logger.info({ revision: resumedAt, dataDir: options.dataDir }, 'resumed from the data directory');
   const cache = new MemoryBundleCache();
   const root = express();
   root.disable('x-powered-by');
@@ -87,7 +111,6 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       if (handler) handler(request, response, next);
       else response.status(503).json({ statusCode: 503, message: `${path} is starting` });
     });
-  const registry = new Registry();
   const streamAdmin = await messaging.createAdmin();
   const streamProducer = await messaging.createProducer();
   // The config app authenticates the event stream too, once it exists (its tokens live in it).
@@ -110,7 +133,7 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     { name: 'services', check: () => ({ ready: false, reason: 'the other services are starting' }) },
   ];
   const configApp = await createConfigServiceApp({
-    store: new MemoryConfigStore(),
+    store,
     apiTokens,
     environmentTokens: { admin: adminToken, services: serviceToken },
     messaging,
@@ -187,6 +210,9 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     generator,
     distribution,
     relay,
+    store,
+    resumedAt,
+    secrets,
     async backlog() {
       let behind = 0;
       for (const group of Object.values(GROUPS))
@@ -205,6 +231,49 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The configuration's and the tokens' stores: in memory, or journaled under the data directory. A
+ * journal's end torn by a crash is dropped at opening: logged, and counted in metrics.
+ */
+async function openStores(
+  options: EmbeddedPipelineOptions,
+  registry: Registry,
+): Promise<{ store: ConfigStore; apiTokens: ApiTokenStore }> {
+  if (!options.persistent) return { store: new MemoryConfigStore(), apiTokens: new MemoryApiTokenStore() };
+  const store = new FileConfigStore({ file: join(options.dataDir, 'config', 'changes.journal') });
+  const apiTokens = new FileApiTokenStore(join(options.dataDir, 'config', 'api-tokens.journal'));
+  await store.migrate();
+  await apiTokens.migrate();
+  const records = new Gauge({
+    name: 'policygen_embedded_journal_records',
+    help: "Records read from a journal of the data directory when this run opened it (the configuration's, the API tokens')",
+    labelNames: ['journal'],
+    registers: [registry],
+  });
+  const repairs = new Counter({
+    name: 'policygen_embedded_journal_repairs_total',
+    help: 'Journal ends torn by a crash (a record cut short), dropped when this run opened the journal',
+    labelNames: ['journal'],
+    registers: [registry],
+  });
+  const recoveries: [string, JournalRecovery | null][] = [
+    ['config', store.journalDatabase.recovery],
+    ['api-tokens', apiTokens.recovery],
+  ];
+  for (const [journal, recovery] of recoveries) {
+    if (!recovery) continue;
+    records.set({ journal }, recovery.records);
+    repairs.inc({ journal }, 0);
+    if (recovery.tornBytes === 0) continue;
+    repairs.inc({ journal });
+    options.logger.warn(
+      { journal, tornBytes: recovery.tornBytes, records: recovery.records },
+      'a record cut short by a crash was dropped from the end of a journal: it was never acknowledged',
+    );
+  }
+  return { store, apiTokens };
 }
 
 /** Every service has done its part of the revision: generated, distributed, and followed by the relay. */

@@ -4,7 +4,7 @@ import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@po
 import { DistributionLedger, RelayTopology, nodeKey } from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
-import type { SnapshotSource } from '@policygen/store';
+import type { ConfigSnapshot, SnapshotSource } from '@policygen/store';
 
 export interface DistributorOptions {
   readonly log: FeedLog;
@@ -44,6 +44,8 @@ export interface ReceivedBundleEvent {
 
 export interface DistributorStatus {
   readonly ready: boolean;
+  /** Set when the feed was found ahead of the configuration at start: both revisions. */
+  readonly rebased?: { readonly feedRevision: number; readonly configRevision: number };
   readonly revision: number;
   readonly cursor: number;
   readonly nodes: number;
@@ -58,6 +60,7 @@ export class Distributor {
   private readonly ledger: DistributionLedger;
   private topology: RelayTopology | null = null;
   private revision = 0;
+  private rebased: DistributorStatus['rebased'];
   private work: Promise<unknown> = Promise.resolve();
   private waitingBundles: {
     readonly received: readonly ReceivedBundleEvent[];
@@ -84,6 +87,7 @@ export class Distributor {
       cursor: this.options.log.cursor,
       nodes: this.options.log.nodeCount,
       blobs: this.options.blobs.count,
+      ...(this.rebased ? { rebased: this.rebased } : {}),
     };
   }
 
@@ -93,7 +97,7 @@ export class Distributor {
    */
   start(): Promise<void> {
     return this.serially(async () => {
-      await this.loadSnapshot(0);
+      await this.reconcile(await this.loadSnapshot(0));
       const rekeyed = this.ledger.rekeyed();
       if (rekeyed.length === 0) return;
       await this.options.log.append(this.ledger.number(rekeyed));
@@ -172,7 +176,40 @@ export class Distributor {
     });
   }
 
-  private async loadSnapshot(atLeast: number): Promise<void> {
+  /**
+   * The feed against the configuration it starts from. A feed ahead of it (the configuration's data
+   * lost, or restored from an older backup) is rebased on its revision (`DistributionLedger.rebase`):
+   * the generator's bundles of the configuration replace what the feed holds. Nodes the feed serves
+   * and the configuration does not have are removed: their removal was lost (a crash before it was
+   * generated, a flushed cache), or never happened in this configuration.
+   */
+  private async reconcile(snapshot: ConfigSnapshot): Promise<void> {
+    const feedRevision = this.options.log.latestRevision;
+    if (feedRevision > snapshot.revision) {
+      this.rebased = { feedRevision, configRevision: snapshot.revision };
+      this.ledger.rebase(snapshot.revision);
+      this.options.logger.error(
+        this.rebased,
+        'the feed is ahead of the configuration (its data lost, or restored from an older backup): rebuilding the feed from the configuration',
+      );
+    }
+    const present = new Set(snapshot.fleet.nodes.map((node) => node.id));
+    const removed: UnnumberedEntry[] = [];
+    for (const entry of this.options.log.latestEntries()) {
+      if (present.has(entry.nodeId)) continue;
+      const removal = this.ledger.bundleRemoved(entry.nodeId, snapshot.revision);
+      if (removal) removed.push(removal);
+    }
+    if (removed.length === 0) return;
+    await this.options.log.append(this.ledger.number(removed));
+    await this.options.onDistributed?.(removed.map(({ nodeId }) => ({ nodeId, bundle: null })));
+    this.options.logger.warn(
+      { nodes: removed.length, revision: snapshot.revision },
+      'nodes the configuration does not have were still served: removed',
+    );
+  }
+
+  private async loadSnapshot(atLeast: number): Promise<ConfigSnapshot> {
     const giveUpAt = Date.now() + (this.options.snapshotPatienceMs ?? 30_000);
     let snapshot = await this.options.snapshots.latest();
     while (snapshot.revision < atLeast && Date.now() < giveUpAt) {
@@ -188,6 +225,7 @@ export class Distributor {
       { revision: snapshot.revision, nodes: snapshot.fleet.nodes.length, moved: entries.length },
       'relay tree loaded from a snapshot',
     );
+    return snapshot;
   }
 
   /**

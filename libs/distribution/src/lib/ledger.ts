@@ -16,6 +16,8 @@ export type ArrivedBundle = Omit<FeedBundle, 'distributedAt' | 'nodeKey' | 'toke
  */
 export class DistributionLedger {
   private topology: RelayTopology | null = null;
+  /** Set when the feed was found ahead of the configuration (`rebase`). */
+  private rebased: { readonly revision: number; readonly throughSeq: number } | null = null;
 
   constructor(
     private readonly log: FeedLog,
@@ -33,10 +35,37 @@ export class DistributionLedger {
     return entries.map((entry, index) => ({ seq: start + index + 1, ...entry }));
   }
 
+  /**
+   * The feed holds entries of revisions the configuration does not have (its data was lost, or
+   * restored from an older backup), which is at `revision`: until a node gets a new entry, its
+   * entry counts as of `revision`, and a bundle of `revision` or newer replaces it even when its
+   * files are the same (its manifest names a revision that exists). Without this, every bundle of
+   * the configuration would be stale against the lost revisions, for good.
+   */
+  rebase(revision: number): void {
+    this.rebased = { revision, throughSeq: this.log.cursor };
+  }
+
+  /** Whether an entry was written from a revision the configuration does not have (see `rebase`). */
+  private fromLostRevision(entry: FeedEntry): boolean {
+    return (
+      this.rebased !== null && entry.seq <= this.rebased.throughSeq && entry.revision > this.rebased.revision
+    );
+  }
+
+  private heldRevision(entry: FeedEntry): number {
+    return this.fromLostRevision(entry) ? (this.rebased?.revision ?? entry.revision) : entry.revision;
+  }
+
   /** A new bundle of a node: an entry unless it is stale or already held. */
   bundleArrived(bundle: ArrivedBundle): UnnumberedEntry | null {
     const current = this.log.latest(bundle.nodeId);
-    if (current && (bundle.revision < current.revision || current.bundle?.hash === bundle.hash)) return null;
+    if (
+      current &&
+      (bundle.revision < this.heldRevision(current) ||
+        (current.bundle?.hash === bundle.hash && !this.fromLostRevision(current)))
+    )
+      return null;
     const { nodeId, ...fields } = bundle;
     return {
       nodeId,
@@ -74,7 +103,7 @@ export class DistributionLedger {
   /** A node has no bundle any more (ignored, or deleted at `revision`). */
   bundleRemoved(nodeId: string, revision: number): UnnumberedEntry | null {
     const current = this.log.latest(nodeId);
-    if (!current || current.bundle === null || revision < current.revision) return null;
+    if (!current || current.bundle === null || revision < this.heldRevision(current)) return null;
     return { nodeId, path: current.path, previousPath: current.path, revision, bundle: null };
   }
 

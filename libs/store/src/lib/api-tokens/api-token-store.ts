@@ -45,3 +45,10 @@ export interface ApiTokenStore {
 export function inForce(record: ApiTokenRecord, at: Date): boolean {
   return record.revokedAt === null && (record.expiresAt === null || record.expiresAt > at);
 }
+
+/** Whether a token in force when `record` is created has its name: then it cannot be created. */
+export function nameTaken(records: Iterable<ApiTokenRecord>, record: ApiTokenRecord): boolean {
+  for (const existing of records)
+    if (existing.name === record.name && inForce(existing, record.createdAt)) return true;
+  return false;
+}

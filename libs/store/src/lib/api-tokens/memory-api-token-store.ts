@@ -1,5 +1,5 @@
 import type { ApiTokenRecord, ApiTokenStore } from './api-token-store';
-import { ApiTokenNameTakenError, inForce } from './api-token-store';
+import { ApiTokenNameTakenError, nameTaken } from './api-token-store';
 
 /** API tokens in this process's memory: the embedded mode and tests. */
 export class MemoryApiTokenStore implements ApiTokenStore {
@@ -10,9 +10,8 @@ export class MemoryApiTokenStore implements ApiTokenStore {
   }
 
   create(record: ApiTokenRecord): Promise<void> {
-    for (const existing of this.records.values())
-      if (existing.name === record.name && inForce(existing, record.createdAt))
-        return Promise.reject(new ApiTokenNameTakenError(record.name));
+    if (nameTaken(this.records.values(), record))
+      return Promise.reject(new ApiTokenNameTakenError(record.name));
     this.records.set(record.id, record);
     return Promise.resolve();
   }

@@ -111,9 +111,18 @@ export class MemoryConfigStore implements ConfigStore {
     return committed as CommittedChange;
   }
 
+  /**
+   * `committedAt` and `beforeApply` are for a store that keeps these tables elsewhere too (the file
+   * store): it journals the prepared commit before it is applied, and replays it with its time. With
+   * `beforeApply`, the caller keeps other commits out until this one resolves.
+   */
   async commitAll(
     changes: readonly ChangeToCommit[],
-    options: { readonly expectedRevision?: number } = {},
+    options: {
+      readonly expectedRevision?: number;
+      readonly committedAt?: Date;
+      readonly beforeApply?: (committed: readonly CommittedChange[]) => Promise<void>;
+    } = {},
   ): Promise<CommittedChange[]> {
     const db = this.open();
     const current = db.revision;
@@ -121,7 +130,7 @@ export class MemoryConfigStore implements ConfigStore {
       throw new RevisionConflictError(options.expectedRevision, current);
 
     // Everything that can fail happens before the first write: the commit is all or nothing.
-    const committedAt = new Date();
+    const committedAt = options.committedAt ?? new Date();
     let storedSettings = parsed(db.entities.get(SETTINGS)?.get(SETTINGS)?.text);
     const prepared = changes.map(({ changeSet, author, reason }, index) => {
       const writes = entityWrites(changeSet).map((write) => ({
@@ -160,6 +169,8 @@ export class MemoryConfigStore implements ConfigStore {
       };
     });
 
+    const committed = prepared.map(({ record, changeSet }) => ({ ...record, changeSet }));
+    if (options.beforeApply && committed.length > 0) await options.beforeApply(committed);
     for (const { record, writes, settingsText, changeSetText, payload } of prepared) {
       const { revision } = record;
       for (const write of writes) {
@@ -172,7 +183,7 @@ export class MemoryConfigStore implements ConfigStore {
       db.changeLog.push({ ...record, changeSet: changeSetText });
       db.outbox.push({ id: db.nextOutboxId++, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
     }
-    return prepared.map(({ record, changeSet }) => ({ ...record, changeSet }));
+    return committed;
   }
 
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {
