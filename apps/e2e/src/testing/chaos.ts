@@ -10,7 +10,7 @@ import {
   startRestartablePostgres,
   startRestartableRedis,
 } from '@policygen/testing-infra';
-import type { Entity, ServiceProcess } from './pipeline';
+import type { Entity, GeneratorProcess, ServiceProcess } from './pipeline';
 import { generateWithCli, Pipeline } from './pipeline';
 
 /**
@@ -336,6 +336,20 @@ export class ChaosRig {
       what: `the change event of revision ${finalRevision} observed`,
       timeoutMs: 60_000,
     });
+
+    // Each consumer of the change log has applied the last revision: none stopped short of it.
+    const generator = await pipeline.generatorStatus(pipeline.generators[0] as GeneratorProcess);
+    if (generator.revision !== finalRevision)
+      findings.push(
+        `the generator is at revision ${generator.revision}, the configuration at ${finalRevision}`,
+      );
+    const distribution = (await (await fetch(`${pipeline.distribution?.url}/status`)).json()) as {
+      revision: number;
+    };
+    if (distribution.revision !== finalRevision)
+      findings.push(
+        `the distribution-service is at revision ${distribution.revision}, the configuration at ${finalRevision}`,
+      );
 
     for (let revision = 1; revision <= finalRevision; revision++)
       if (!this.configRevisions.has(revision)) findings.push(`no change event for revision ${revision}`);
