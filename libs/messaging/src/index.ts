@@ -19,3 +19,16 @@ export {
   type MessagingTransportOptions,
 } from './lib/nest/messaging-transport';
 export * from './lib/dead-letters';
+export { TransientFailure, isTransientFailure, failureText } from './lib/failures/transient-failure';
+export {
+  deliverWithRetryBudget,
+  type DeliveryFailure,
+  type DeliveryObserver,
+  type RetryBudget,
+} from './lib/failures/retry-budget';
+export { DeliveryMonitor, type WaitingPartition } from './lib/failures/delivery-monitor';
+export {
+  createRetryingConsumer,
+  DeliveryStopped,
+  type RetryingConsumerOptions,
+} from './lib/failures/retrying-consumer';
