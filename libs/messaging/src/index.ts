@@ -32,3 +32,12 @@ export {
   DeliveryStopped,
   type RetryingConsumerOptions,
 } from './lib/failures/retrying-consumer';
+export {
+  DeadLetterArchive,
+  REPLAY_MARKER_HEADERS,
+  type DeadLetter,
+  type DeadLetterArchiveOptions,
+  type DeadLetterOrigin,
+  type DeadLetterPage,
+  type ReplayOutcome,
+} from './lib/dead-letter-archive';

@@ -47,9 +47,14 @@ describe('deliverWithRetryBudget', () => {
   it('isolates exactly the poison messages: every other is delivered once, in order, and commits advance in order', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 1, max: 40 }).chain((size) =>
-          fc.tuple(fc.constant(size), fc.uniqueArray(fc.integer({ min: 0, max: size - 1 }), { maxLength: size })),
-        ),
+        fc
+          .integer({ min: 1, max: 40 })
+          .chain((size) =>
+            fc.tuple(
+              fc.constant(size),
+              fc.uniqueArray(fc.integer({ min: 0, max: size - 1 }), { maxLength: size }),
+            ),
+          ),
         fc.integer({ min: 1, max: 6 }),
         async ([size, poisonIndexes], attempts) => {
           const batch = messages(size);

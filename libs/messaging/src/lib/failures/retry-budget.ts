@@ -93,7 +93,7 @@ export async function deliverWithRetryBudget(
 /** One try of the handler, tried again for as long as it fails transiently: the error it ends on, or undefined. */
 async function tryUntilNotTransient(part: readonly IncomingMessage[], budget: RetryBudget): Promise<unknown> {
   const isTransient = budget.isTransient ?? isTransientFailure;
-  for (let streak = 0; ; ) {
+  for (let streak = 0; ;) {
     try {
       await budget.handle(part);
       if (streak > 0) budget.observer?.recovered?.(part);

@@ -46,7 +46,9 @@ export async function createRetryingConsumer(
   const policy = retryPolicy(options.retry);
   const admin = await messaging.createAdmin();
   try {
-    await admin.createTopics(options.topics.map((topic) => ({ name: deadLetterTopicOf(topic), partitions: 1 })));
+    await admin.createTopics(
+      options.topics.map((topic) => ({ name: deadLetterTopicOf(topic), partitions: 1 })),
+    );
   } finally {
     await admin.close();
   }

@@ -27,9 +27,18 @@ describe('isTransientFailure', () => {
     ['an HTTP 502 as statusCode', Object.assign(new Error('Bad Gateway'), { statusCode: 502 })],
     ['an HTTP 429', Object.assign(new Error('Too Many Requests'), { status: 429 })],
     ['a timeout', Object.assign(new Error('The operation timed out'), { name: 'TimeoutError' })],
-    ['fetch failing on a refused connection', new TypeError('fetch failed', { cause: systemError('ECONNREFUSED') })],
-    ['a refusal wrapped twice', new Error('outer', { cause: new Error('middle', { cause: systemError('ETIMEDOUT') }) })],
-    ['one of an AggregateError', new AggregateError([new Error('x'), systemError('ECONNREFUSED')], 'all failed')],
+    [
+      'fetch failing on a refused connection',
+      new TypeError('fetch failed', { cause: systemError('ECONNREFUSED') }),
+    ],
+    [
+      'a refusal wrapped twice',
+      new Error('outer', { cause: new Error('middle', { cause: systemError('ETIMEDOUT') }) }),
+    ],
+    [
+      'one of an AggregateError',
+      new AggregateError([new Error('x'), systemError('ECONNREFUSED')], 'all failed'),
+    ],
     ['a plain object marked transient', { transient: true }],
   ])('%s is transient', (_, error) => {
     expect(isTransientFailure(error)).toBe(true);
@@ -44,11 +53,16 @@ describe('isTransientFailure', () => {
     ['a Postgres unique violation (23505)', systemError('23505')],
     ['a file not found', systemError('ENOENT')],
     ['a message too large for its topic', new MessageTooLargeError('t', ['k'], 10)],
-    ['a send refused, even by a broker away', new PublishRejectedError('no', 't', { cause: systemError('ECONNREFUSED') })],
+    [
+      'a send refused, even by a broker away',
+      new PublishRejectedError('no', 't', { cause: systemError('ECONNREFUSED') }),
+    ],
     ['a kafkajs non-retriable error', new KafkaJSNonRetriableError('no')],
     [
       'a kafkajs protocol error that will not change',
-      new KafkaJSProtocolError(Object.assign(new Error('invalid'), { type: 'INVALID_RECORD', retriable: false, code: 87 })),
+      new KafkaJSProtocolError(
+        Object.assign(new Error('invalid'), { type: 'INVALID_RECORD', retriable: false, code: 87 }),
+      ),
     ],
     ['undefined', undefined],
     ['a string', 'ECONNREFUSED'],

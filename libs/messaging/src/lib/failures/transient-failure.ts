@@ -76,11 +76,14 @@ const TRANSIENT_NAMES = new Set([
 ]);
 
 /** Redis replies of a server loading, busy, failing over, out of memory or unable to persist. */
-const TRANSIENT_REDIS_REPLY = /^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|READONLY|NOREPLICAS|OOM|MISCONF)\b/;
+const TRANSIENT_REDIS_REPLY =
+  /^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|READONLY|NOREPLICAS|OOM|MISCONF)\b/;
 
 /** HTTP answers of a server overloaded, restarting or behind a gateway that lost it. */
 function transientStatus(status: unknown): boolean {
-  return typeof status === 'number' && (status === 408 || status === 429 || (status >= 500 && status !== 501));
+  return (
+    typeof status === 'number' && (status === 408 || status === 429 || (status >= 500 && status !== 501))
+  );
 }
 
 interface ErrorLike {
@@ -98,7 +101,10 @@ interface ErrorLike {
 
 function transientItself(error: ErrorLike): boolean {
   if (error.transient === true) return true;
-  if (typeof error.code === 'string' && (TRANSIENT_CODES.has(error.code) || TRANSIENT_SQLSTATE.test(error.code)))
+  if (
+    typeof error.code === 'string' &&
+    (TRANSIENT_CODES.has(error.code) || TRANSIENT_SQLSTATE.test(error.code))
+  )
     return true;
   if (typeof error.name === 'string' && TRANSIENT_NAMES.has(error.name)) return true;
   const className = (error as { constructor?: { name?: unknown } }).constructor?.name;
@@ -106,7 +112,8 @@ function transientItself(error: ErrorLike): boolean {
   if (className === 'ErrorReply' || className === 'SimpleError')
     return typeof error.message === 'string' && TRANSIENT_REDIS_REPLY.test(error.message);
   // kafkajs marks what a later try may change; a refusal (`retriable: false`) stays a failure.
-  if (typeof error.name === 'string' && error.name.startsWith('KafkaJS') && error.retriable === true) return true;
+  if (typeof error.name === 'string' && error.name.startsWith('KafkaJS') && error.retriable === true)
+    return true;
   return transientStatus(error.status) || transientStatus(error.statusCode);
 }
 

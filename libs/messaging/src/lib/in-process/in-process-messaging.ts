@@ -474,7 +474,12 @@ class InProcessAdmin implements MessagingAdmin {
     }));
   }
 
-  async readMessages(topic: string, partition: number, from: number, max: number): Promise<IncomingMessage[]> {
+  async readMessages(
+    topic: string,
+    partition: number,
+    from: number,
+    max: number,
+  ): Promise<IncomingMessage[]> {
     this.ensureOpen();
     const found = this.bus.topic(topic);
     const log = found.partitions[partition];

@@ -217,7 +217,12 @@ class KafkaAdmin implements MessagingAdmin {
    * kafkajs reads only as a group member: a group of its own, that starts nowhere, is sought to
    * `from`, and is deleted afterwards; nothing is committed.
    */
-  async readMessages(topic: string, partition: number, from: number, max: number): Promise<IncomingMessage[]> {
+  async readMessages(
+    topic: string,
+    partition: number,
+    from: number,
+    max: number,
+  ): Promise<IncomingMessage[]> {
     const range = (await this.partitionOffsets(topic)).find((each) => each.partition === partition);
     if (!range) throw new Error(`topic ${topic} has no partition ${partition}`);
     const start = Math.max(from, range.start);
@@ -230,7 +235,10 @@ class KafkaAdmin implements MessagingAdmin {
       await consumer.subscribe({ topics: [topic], fromBeginning: false });
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`no messages of ${topic}/${partition} from ${start} within ${READ_TIMEOUT_MS} ms`)),
+          () =>
+            reject(
+              new Error(`no messages of ${topic}/${partition} from ${start} within ${READ_TIMEOUT_MS} ms`),
+            ),
           READ_TIMEOUT_MS,
         );
         const done = () => {
