@@ -9,6 +9,7 @@ import { defineGenerate } from './commands/generate';
 import { defineGraph } from './commands/graph';
 import { defineDemo } from './commands/demo';
 import { defineDiff } from './commands/diff';
+import { defineDlq } from './commands/dlq';
 import { defineStart } from './commands/start';
 import { defineValidate } from './commands/validate';
 import type { CommandContext } from './commands/context';
@@ -46,6 +47,7 @@ export function buildProgram(context: CommandContext): Command {
     defineStatus,
     defineLag,
     defineDiff,
+    defineDlq,
     defineDashboard,
   ]) {
     define(program, context);

@@ -19,4 +19,25 @@ export {
   type MessagingTransportOptions,
 } from './lib/nest/messaging-transport';
 export * from './lib/dead-letters';
-export { isTransientFailure } from './lib/transient-failure';
+export { TransientFailure, isTransientFailure, failureText } from './lib/failures/transient-failure';
+export {
+  deliverWithRetryBudget,
+  type DeliveryFailure,
+  type DeliveryObserver,
+  type RetryBudget,
+} from './lib/failures/retry-budget';
+export { DeliveryMonitor, type WaitingPartition } from './lib/failures/delivery-monitor';
+export {
+  createRetryingConsumer,
+  DeliveryStopped,
+  type RetryingConsumerOptions,
+} from './lib/failures/retrying-consumer';
+export {
+  DeadLetterArchive,
+  REPLAY_MARKER_HEADERS,
+  type DeadLetter,
+  type DeadLetterArchiveOptions,
+  type DeadLetterOrigin,
+  type DeadLetterPage,
+  type ReplayOutcome,
+} from './lib/dead-letter-archive';

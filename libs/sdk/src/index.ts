@@ -10,7 +10,7 @@ export type {
 } from './consumer/event-consumer';
 export { EventConsumer } from './consumer/event-consumer';
 export type { RetryPolicy } from './consumer/retry-policy';
-export { DEFAULT_RETRY_POLICY, backoffDelay } from './consumer/retry-policy';
+export { DEFAULT_RETRY_POLICY, backoffDelay, retryPolicy } from './consumer/retry-policy';
 export type { SdkLogger } from './consumer/logger';
 export type { Connection } from './connection';
 export { connectionFromEnvironment, transportFor } from './connection';
@@ -26,7 +26,9 @@ export type {
   RawBatch,
   BatchControl,
   TransportSubscription,
+  DeadLetterDetails,
 } from './transport/event-transport';
+export { DEAD_LETTER_HEADERS, deadLetterHeaders, deadLetterTopicOf } from './transport/event-transport';
 // At-least-once made safe: identities and the last handled revision per subject.
 export type { EventIdentity } from './idempotency/event-identity';
 export { eventIdentity, isNewer } from './idempotency/event-identity';

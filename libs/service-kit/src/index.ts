@@ -15,3 +15,4 @@ export * from './lib/auth/authenticator';
 export * from './lib/auth/bearer';
 export * from './lib/auth/credential.guard';
 export * from './lib/auth/principal';
+export * from './lib/delivery-readiness';

@@ -1,9 +1,18 @@
-import type { ChangePreview, FailurePage, LagReport, PipelineStatus } from '@policygen/config-service';
+import type {
+  ChangePreview,
+  DeadLetterTopic,
+  FailurePage,
+  LagReport,
+  PipelineStatus,
+} from '@policygen/config-service';
+import type { DeadLetterPage, ReplayOutcome } from '@policygen/messaging';
 import type { ValidationIssue } from '@policygen/engine';
 import { InputError } from '../errors';
 
+export type { DeadLetter, DeadLetterPage, ReplayOutcome } from '@policygen/messaging';
 export type {
   ChangePreview,
+  DeadLetterTopic,
   FailurePage,
   LagReport,
   NodeBundleDiff,
@@ -60,6 +69,28 @@ export class PipelineApi {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(changeSet),
+    });
+  }
+
+  /** Every dead-letter topic of the deployment, with its depth. */
+  deadLetterTopics(): Promise<{ topics: DeadLetterTopic[] }> {
+    return this.get('/api/v1/dead-letters');
+  }
+
+  deadLetters(topic: string, limit: number, after?: number): Promise<DeadLetterPage> {
+    const query = new URLSearchParams({
+      limit: String(limit),
+      ...(after === undefined ? {} : { after: String(after) }),
+    });
+    return this.get(`/api/v1/dead-letters/${encodeURIComponent(topic)}?${query.toString()}`);
+  }
+
+  /** Republishes dead letters to their origin: those at `offsets`, or every one not replayed yet. */
+  replayDeadLetters(topic: string, offsets?: readonly number[]): Promise<ReplayOutcome> {
+    return this.request('/api/v1/dead-letters/replay', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ topic, ...(offsets && offsets.length > 0 ? { offsets } : {}) }),
     });
   }
 

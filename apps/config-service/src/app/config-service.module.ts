@@ -10,6 +10,8 @@ import type { DynamicModule } from '@nestjs/common';
 import type { Messaging } from '@policygen/messaging';
 import { ChangesController } from '../changes/changes.controller';
 import { ChangesService } from '../changes/changes.service';
+import { DeadLettersController } from '../dead-letters/dead-letters.controller';
+import { DeadLettersService } from '../dead-letters/dead-letters.service';
 import { ENTITY_CONTROLLERS } from '../entities/entity-controllers';
 import { EntityService } from '../entities/entity.service';
 import { ApiTokensController } from '../api-tokens/api-tokens.controller';
@@ -72,6 +74,7 @@ export class ConfigServiceModule {
         WhoamiController,
         RelayTokensController,
         PipelineController,
+        DeadLettersController,
       ],
       providers: [
         {
@@ -102,6 +105,7 @@ export class ConfigServiceModule {
         ChangesService,
         RevisionsService,
         PipelineService,
+        DeadLettersService,
       ],
     };
   }

@@ -16,6 +16,7 @@ import { MAX_REASON_CHARACTERS, REASON_HEADER } from '../http/reason';
 import { YAML_MEDIA_TYPES } from '../http/request-bodies';
 import { DEFAULT_REVISIONS_PAGE, MAX_REVISIONS_PAGE } from '../revisions/revisions.service';
 import { ENTITY_SCHEMA_NAMES, fleetSchemas } from './fleet-schemas';
+import { deadLetterPaths, deadLetterSchemas } from './dead-letter-paths';
 import { observabilityPaths, observabilitySchemas } from './observability-paths';
 import {
   AUTHENTICATION_FAILURES,
@@ -603,7 +604,14 @@ function revisionSchemas(): Record<string, SchemaObject> {
 export function buildOpenApiDocument(): OpenAPIObject {
   const paths: Record<string, PathItemObject> = {};
   for (const kind of ENTITY_KINDS) Object.assign(paths, entityPaths(kind));
-  Object.assign(paths, parameterPaths(), wholeConfigurationPaths(), observabilityPaths(), securityPaths());
+  Object.assign(
+    paths,
+    parameterPaths(),
+    wholeConfigurationPaths(),
+    observabilityPaths(),
+    securityPaths(),
+    deadLetterPaths(),
+  );
   for (const [path, item] of Object.entries(paths))
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
@@ -632,7 +640,13 @@ export function buildOpenApiDocument(): OpenAPIObject {
             "An API token (pgt_…) or the environment's POLICYGEN_ADMIN_TOKEN / POLICYGEN_SERVICE_TOKEN",
         },
       },
-      schemas: { ...fleetSchemas(), ...apiSchemas(), ...observabilitySchemas(), ...securitySchemas() },
+      schemas: {
+        ...fleetSchemas(),
+        ...apiSchemas(),
+        ...observabilitySchemas(),
+        ...securitySchemas(),
+        ...deadLetterSchemas(),
+      },
     },
   };
 }

@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Pool } from 'pg';
 import { createKafkaMessaging } from '@policygen/messaging';
 import type { Messaging } from '@policygen/messaging';
+import type { TopicNames } from '@policygen/events';
 import { PostgresApiTokenStore, PostgresConfigStore } from '@policygen/store';
 import { getTestInfrastructure } from '@policygen/testing-infra';
 import { createConfigServiceApp } from '../app/create-config-service-app';
@@ -29,6 +30,8 @@ export interface StartOptions {
   readonly serviceToken?: string;
   /** Where the service logs (default: errors only, to stdout). */
   readonly logger?: pino.Logger;
+  /** The deployment's topics, e.g. of a namespace of the suite's own (default: `TOPICS`). */
+  readonly topics?: TopicNames;
 }
 
 export function testMessaging(clientId = 'config-service-it'): Messaging {
@@ -55,6 +58,9 @@ export async function startConfigService(options: StartOptions): Promise<Running
     environmentTokens: { admin: adminToken, services: options.serviceToken ?? null },
     messaging: options.messaging ?? testMessaging(),
     logger: options.logger ?? pino({ level: 'error' }),
+    ...(options.topics === undefined
+      ? {}
+      : { topics: options.topics, changeTopic: options.topics.configChanges }),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.publishIntervalMs === undefined ? {} : { publishIntervalMs: options.publishIntervalMs }),
     ...(options.followIntervalMs === undefined ? {} : { followIntervalMs: options.followIntervalMs }),

@@ -1,7 +1,13 @@
 import { Controller, Inject } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { readEvents, TOPICS } from '@policygen/events';
-import type { DeadLetters, EventPatternExtras, IncomingMessage, MessageBatch } from '@policygen/messaging';
+import type {
+  DeadLetters,
+  EventPatternExtras,
+  IncomingMessage,
+  MessageBatch,
+  MessagingContext,
+} from '@policygen/messaging';
 import type { Distributor } from '../distribution/distributor';
 import { DEAD_LETTERS, DISTRIBUTOR } from './tokens';
 
@@ -20,10 +26,11 @@ export class DistributionEventsController {
     @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetters,
   ) {}
 
-  private readonly unreadable = (
-    message: IncomingMessage,
-    issues: readonly { path: string; message: string }[],
-  ) => this.deadLetters.send(message, issues);
+  /** Sends what the group cannot read to the DLQ, naming the group (a replay is meant for it). */
+  private unreadable(context: MessagingContext) {
+    return (message: IncomingMessage, issues: readonly { path: string; message: string }[]) =>
+      this.deadLetters.send(message, issues, context.groupId);
+  }
 
   @EventPattern(TOPICS.nodeBundles, {
     group: BUNDLES_GROUP,
@@ -31,8 +38,8 @@ export class DistributionEventsController {
     // The distributor writes the batches that arrive together once (its group commit).
     concurrentPartitions: 12,
   } satisfies EventPatternExtras)
-  async bundles(@Payload() batch: MessageBatch): Promise<void> {
-    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable);
+  async bundles(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
+    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context));
     await this.distributor.bundles(
       events.map(({ event, message }) => ({ event, receivedAt: message.timestamp })),
     );
@@ -42,8 +49,8 @@ export class DistributionEventsController {
     group: CHANGE_LOG_GROUP,
     fromBeginning: true,
   } satisfies EventPatternExtras)
-  async changes(@Payload() batch: MessageBatch): Promise<void> {
-    const events = await readEvents(TOPICS.configChanges, batch.messages, this.unreadable);
+  async changes(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
+    const events = await readEvents(TOPICS.configChanges, batch.messages, this.unreadable(context));
     await this.distributor.changes(events.map(({ event }) => event));
   }
 }

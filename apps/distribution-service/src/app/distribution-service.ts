@@ -4,6 +4,7 @@ import { Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import type { RetryPolicy } from '@policygen/sdk';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import {
@@ -21,13 +22,14 @@ import {
 import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
-import { DeadLetters, MessagingTransport } from '@policygen/messaging';
+import { DeadLetters, DeliveryMonitor, MessagingTransport } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import {
   BusMonitor,
   ServiceShellModule,
   catchUpCheck,
   createServiceApp,
+  deliveryCheck,
   pingCheck,
 } from '@policygen/service-kit';
 import type { SnapshotSource } from '@policygen/store';
@@ -51,6 +53,8 @@ export interface DistributionServiceOptions {
   readonly instanceId: string;
   readonly partitions: number;
   readonly sessionTimeoutMs?: number;
+  /** The retry budget of its event handlers before a message goes to the DLQ (see `RetryPolicy`). */
+  readonly retry?: Partial<RetryPolicy>;
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
   readonly httpAdapter?: ExpressAdapter;
   /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
@@ -95,6 +99,8 @@ export async function startDistributionService(
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const deadLetters = new DeadLetters(producer, logger, registry);
+  const delivery = new DeliveryMonitor(logger, registry);
   const incompleteBundles = new Counter({
     name: 'policygen_distribution_bundles_incomplete_total',
     help: 'Bundles left out because the cache no longer held some of their files (their nodes are asked for again)',
@@ -154,6 +160,7 @@ export async function startDistributionService(
           : { ready: false, reason: 'loading the relay tree from the config service' },
     },
     bus.readiness,
+    deliveryCheck(delivery),
     pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
     catchUpCheck(
       'bundles',
@@ -191,13 +198,16 @@ export async function startDistributionService(
         provide: CONFIRMATION_SINK,
         useValue: new ConfirmationPublisher(producer, topics.distributionEvents, registry, logger),
       },
-      { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
+      { provide: DEAD_LETTERS, useValue: deadLetters },
     ],
   })
   class DistributionModule {}
 
   const transport = new MessagingTransport({
     messaging,
+    deadLetters,
+    monitor: delivery,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
     topicOf: topicResolver(topics),
     groupOf: (group) =>
       group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,

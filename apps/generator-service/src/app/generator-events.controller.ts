@@ -1,7 +1,13 @@
 import { Controller, Inject } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { readEvents, TOPICS } from '@policygen/events';
-import type { DeadLetters, EventPatternExtras, IncomingMessage, MessageBatch } from '@policygen/messaging';
+import type {
+  DeadLetters,
+  EventPatternExtras,
+  IncomingMessage,
+  MessageBatch,
+  MessagingContext,
+} from '@policygen/messaging';
 import type { GenerationLoop } from '../generation/generation-loop';
 import { DEAD_LETTERS, GENERATION_LOOP } from './tokens';
 
@@ -21,23 +27,28 @@ export class GeneratorEventsController {
     @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetters,
   ) {}
 
-  private readonly unreadable = (
-    message: IncomingMessage,
-    issues: readonly { path: string; message: string }[],
-  ) => this.deadLetters.send(message, issues);
+  /** Sends what the group cannot read to the DLQ, naming the group (a replay is meant for it). */
+  private unreadable(context: MessagingContext) {
+    return (message: IncomingMessage, issues: readonly { path: string; message: string }[]) =>
+      this.deadLetters.send(message, issues, context.groupId);
+  }
 
   @EventPattern(TOPICS.configChanges, {
     group: CHANGE_LOG_GROUP,
     fromBeginning: true,
   } satisfies EventPatternExtras)
-  async changes(@Payload() batch: MessageBatch): Promise<void> {
-    for (const { event } of await readEvents(TOPICS.configChanges, batch.messages, this.unreadable))
+  async changes(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
+    for (const { event } of await readEvents(TOPICS.configChanges, batch.messages, this.unreadable(context)))
       this.loop.enqueue({ kind: 'change', event });
   }
 
   @EventPattern(TOPICS.generationRequests, { group: GENERATORS_GROUP } satisfies EventPatternExtras)
-  async requests(@Payload() batch: MessageBatch): Promise<void> {
-    for (const { event } of await readEvents(TOPICS.generationRequests, batch.messages, this.unreadable))
+  async requests(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
+    for (const { event } of await readEvents(
+      TOPICS.generationRequests,
+      batch.messages,
+      this.unreadable(context),
+    ))
       this.loop.enqueue({ kind: 'request', nodeId: event.nodeId, revision: event.revision });
   }
 }

@@ -3,18 +3,20 @@ import { Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import type { RetryPolicy } from '@policygen/sdk';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
 import { TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
-import { DeadLetters, MessagingTransport, partitionForKey } from '@policygen/messaging';
+import { DeadLetters, DeliveryMonitor, MessagingTransport, partitionForKey } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import {
   BusMonitor,
   ServiceShellModule,
   catchUpCheck,
   createServiceApp,
+  deliveryCheck,
   pingCheck,
 } from '@policygen/service-kit';
 import { BundlePublisher, DEFAULT_CACHE_BLOB_GRACE_MS } from '../generation/bundle-publisher';
@@ -38,6 +40,8 @@ export interface GeneratorServiceOptions {
   /** Partitions of the generation-request topic (and of the per-node output topics) when created. */
   readonly partitions: number;
   readonly sessionTimeoutMs?: number;
+  /** The retry budget of its event handlers before a message goes to the DLQ (see `RetryPolicy`). */
+  readonly retry?: Partial<RetryPolicy>;
   readonly sliceSize?: number;
   /** How long the cache keeps a blob no bundle names before collecting it (default 1 h). */
   readonly cacheBlobGraceMs?: number;
@@ -81,6 +85,8 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const deadLetters = new DeadLetters(producer, logger, registry);
+  const delivery = new DeliveryMonitor(logger, registry);
   const failures = new NodeFailures();
   const metrics = new GeneratorMetrics(registry, failures);
   const cacheBlobGraceMs = options.cacheBlobGraceMs ?? DEFAULT_CACHE_BLOB_GRACE_MS;
@@ -116,6 +122,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       'change sets',
     ),
     bus.readiness,
+    deliveryCheck(delivery),
     pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
   ];
 
@@ -140,13 +147,16 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     controllers: [GeneratorEventsController],
     providers: [
       { provide: GENERATION_LOOP, useValue: loop },
-      { provide: DEAD_LETTERS, useValue: new DeadLetters(producer, logger) },
+      { provide: DEAD_LETTERS, useValue: deadLetters },
     ],
   })
   class GeneratorModule {}
 
   const transport = new MessagingTransport({
     messaging,
+    deadLetters,
+    monitor: delivery,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
     topicOf: topicResolver(topics),
     groupOf: (group) =>
       group === CHANGE_LOG_GROUP ? `${options.groupId}.change-log.${options.instanceId}` : options.groupId,

@@ -11,6 +11,12 @@ import type {
 } from './messaging';
 import { MessageTooLargeError } from './messaging';
 import { partitionForKey } from './partitioning/partition-for-key';
+import { pino } from 'pino';
+import { DeadLetterArchive } from './dead-letter-archive';
+import { DeadLetters } from './dead-letters';
+import { DeliveryMonitor } from './failures/delivery-monitor';
+import { createRetryingConsumer } from './failures/retrying-consumer';
+import { TransientFailure } from './failures/transient-failure';
 
 /**
  * What every messaging adapter does, as jest tests: run by each adapter's spec (Kafka against a
@@ -390,6 +396,174 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       expect(all).toHaveLength(60);
       expect(new Set(all).size).toBe(60);
       expect(a.received.map(text)).toEqual(expect.arrayContaining(batch(30).map((message) => message.value)));
+    });
+
+    it("reads a partition outside any group: from an offset, at most so many, and tells the partition's range", async () => {
+      const name = await newTopic(2);
+      await producer.send(
+        name,
+        Array.from({ length: 7 }, (_, index) => ({
+          key: 'one-key',
+          value: `m${index}`,
+          headers: { n: String(index) },
+        })),
+      );
+      const partition = partitionForKey('one-key', 2);
+      const ranges = await admin.partitionOffsets(name);
+      expect(ranges).toEqual([
+        { partition: 0, start: 0, end: partition === 0 ? 7 : 0 },
+        { partition: 1, start: 0, end: partition === 1 ? 7 : 0 },
+      ]);
+      const read = await admin.readMessages(name, partition, 2, 3);
+      expect(read.map((message) => [message.offset, text(message), message.headers['n']])).toEqual([
+        ['2', 'm2', '2'],
+        ['3', 'm3', '3'],
+        ['4', 'm4', '4'],
+      ]);
+      expect(read[0]).toMatchObject({ topic: name, partition, key: 'one-key' });
+      expect(await admin.readMessages(name, partition, 7, 10)).toEqual([]);
+      expect(await admin.readMessages(name, 1 - partition, 0, 10)).toEqual([]);
+      // A read is no consumer group of anyone's: none is left behind.
+      expect((await admin.listGroups()).filter((group) => group.startsWith('policygen-read.'))).toEqual([]);
+    });
+
+    describe('a consumer whose transport owns failure', () => {
+      const silent = pino({ level: 'silent' });
+      const retry = { attempts: 3, initialDelayMs: 20, maxDelayMs: 200 };
+
+      async function retrying(
+        topicName: string,
+        handler: (batch: MessageBatch) => Promise<void>,
+        monitor?: DeliveryMonitor,
+      ) {
+        const groupId = `it-group-${randomUUID()}`;
+        const consumer = await createRetryingConsumer(messaging, {
+          groupId,
+          topics: [topicName],
+          fromBeginning: true,
+          deadLetters: new DeadLetters(producer, silent),
+          retry,
+          ...(monitor ? { monitor } : {}),
+        });
+        consumers.push(consumer);
+        const received: IncomingMessage[] = [];
+        const assignments: PartitionAssignment[] = [];
+        consumer.onAssignment((assignment) => assignments.push(assignment));
+        await consumer.start(async (batch) => {
+          await handler(batch);
+          received.push(...batch.messages);
+        });
+        await waitFor(
+          () => (assignments[assignments.length - 1]?.[topicName] ?? []).length > 0,
+          'the partition',
+        );
+        return { groupId, received };
+      }
+
+      it('dead-letters a poison message within its budget, with its error and every original header; delivers the rest in order; replays it', async () => {
+        const name = await newTopic(1);
+        topics.push(`${name}.dlq`);
+        let accept = false;
+        const reader = await retrying(name, async (batch) => {
+          if (!accept && batch.messages.some((message) => text(message) === 'poison'))
+            throw new Error('cannot take poison');
+        });
+        const values = ['m0', 'm1', 'poison', 'm3', 'm4'];
+        await producer.send(
+          name,
+          values.map((value, index) => ({ key: 'k', value, headers: { trace: `t${index}`, 'x-é': 'ü' } })),
+        );
+        await waitFor(() => reader.received.length >= 4, 'the four good messages');
+        const archive = new DeadLetterArchive(admin, producer);
+        const dlq = `${name}.dlq`;
+        for (let tries = 0; ; tries++) {
+          await archive.refresh(dlq);
+          if (archive.depth(dlq) > 0 || tries > 100) break;
+          await sleep(100);
+        }
+        expect(reader.received.map(text)).toEqual(['m0', 'm1', 'm3', 'm4']);
+        const page = archive.list(dlq, { limit: 10 });
+        expect(page).toMatchObject({ topic: dlq, depth: 1, total: 1, next: null });
+        const [letter] = page.items;
+        expect(letter).toMatchObject({
+          origin: { topic: name, partition: 0, offset: '2' },
+          key: 'k',
+          group: reader.groupId,
+          headers: { trace: 't2', 'x-é': 'ü' },
+          size: 6,
+          value: { encoding: 'utf8', data: 'poison', truncated: false },
+          replayed: null,
+        });
+        expect(letter?.error).toContain('cannot take poison');
+        expect(letter?.attempts).toBeGreaterThanOrEqual(retry.attempts);
+        expect(Date.parse(letter?.failedAt ?? '')).toBeGreaterThan(Date.now() - WAIT_MS);
+
+        // The partition goes on after it.
+        await producer.send(name, [{ key: 'k', value: 'm5' }]);
+        await waitFor(() => reader.received.length >= 5, 'the message sent after the poison');
+
+        accept = true;
+        const outcome = await archive.replay(dlq, { by: 'contract' });
+        expect(outcome.replayed).toEqual([{ offset: letter?.offset, to: name }]);
+        await waitFor(() => reader.received.length >= 6, 'the replayed message');
+        const replayed = reader.received[5] as IncomingMessage;
+        expect(text(replayed)).toBe('poison');
+        expect(replayed.key).toBe('k');
+        expect(replayed.headers).toEqual({
+          trace: 't2',
+          'x-é': 'ü',
+          'policygen-replayed-from': `${dlq}/0/${letter?.offset}`,
+        });
+        expect(archive.depth(dlq)).toBe(0);
+        // Another archive (another instance) reads the marker: nothing is replayed twice.
+        const other = new DeadLetterArchive(admin, producer);
+        const again = await other.replay(dlq);
+        expect(again.replayed).toEqual([]);
+        expect(other.depth(dlq)).toBe(0);
+        expect(other.list(dlq, { limit: 10 }).items[0]?.replayed).toMatchObject({ by: 'contract' });
+        await sleep(300);
+        expect(reader.received.map(text)).toEqual(['m0', 'm1', 'm3', 'm4', 'm5', 'poison']);
+      });
+
+      it('waits out a transient failure without dead-lettering anything, then delivers every message once, in order', async () => {
+        const name = await newTopic(1);
+        topics.push(`${name}.dlq`);
+        const monitor = new DeliveryMonitor(silent);
+        let failing = true;
+        let failures = 0;
+        const reader = await retrying(
+          name,
+          async () => {
+            if (failing) {
+              failures++;
+              throw new TransientFailure('the cache is restarting');
+            }
+          },
+          monitor,
+        );
+        await producer.send(
+          name,
+          Array.from({ length: 4 }, (_, index) => ({ key: 'k', value: `m${index}` })),
+        );
+        // Far more failures than the budget allows: none of them is the messages'.
+        await waitFor(() => failures > retry.attempts * 3, 'the handler to fail transiently many times');
+        expect(monitor.waitingPartitions()).toEqual([
+          expect.objectContaining({
+            topic: name,
+            partition: 0,
+            group: reader.groupId,
+            reason: 'the cache is restarting',
+          }),
+        ]);
+        failing = false;
+        await waitFor(() => reader.received.length >= 4, 'the four messages');
+        await sleep(300);
+        expect(reader.received.map(text)).toEqual(['m0', 'm1', 'm2', 'm3']);
+        expect(monitor.waitingPartitions()).toEqual([]);
+        const archive = new DeadLetterArchive(admin, producer);
+        await archive.refresh(`${name}.dlq`);
+        expect(archive.list(`${name}.dlq`, { limit: 10 }).total).toBe(0);
+      });
     });
 
     it('closes a consumer once the batch in flight is handled', async () => {

@@ -36,7 +36,20 @@ export interface MessageBatch {
   readonly messages: readonly IncomingMessage[];
 }
 
-export type BatchHandler = (batch: MessageBatch) => Promise<void>;
+/** What a handler may tell its consumer, and ask of it, while it works on a batch. */
+export interface BatchControl {
+  /**
+   * The batch's messages up to this offset are dealt with: their offsets are committed even if the
+   * handler throws later, and a batch given again starts after them.
+   */
+  handledUpTo(offset: string): void;
+  /** Tells the group this member is alive, during a long handler call (a no-op where there is no group protocol). */
+  heartbeat(): Promise<void>;
+  /** False once the consumer is closing or the partition is no longer this member's: start nothing new. */
+  isRunning(): boolean;
+}
+
+export type BatchHandler = (batch: MessageBatch, control: BatchControl) => Promise<void>;
 
 /** Topic name → partitions currently assigned to one consumer-group member. */
 export type PartitionAssignment = Readonly<Record<string, readonly number[]>>;
@@ -59,6 +72,13 @@ export interface PartitionLag {
   readonly lag: number;
 }
 
+/** The offsets a partition holds: from `start` (the oldest kept) to before `end` (the next one). */
+export interface PartitionRange {
+  readonly partition: number;
+  readonly start: number;
+  readonly end: number;
+}
+
 /** A live member of a consumer group and the partitions it holds. */
 export interface GroupMember {
   readonly memberId: string;
@@ -79,6 +99,14 @@ export interface MessagingAdmin {
   consumerLag(groupId: string): Promise<PartitionLag[]>;
   /** The group's live members and their partitions (empty when nobody is in it). */
   groupMembers(groupId: string): Promise<GroupMember[]>;
+  /** Each partition of a topic: its oldest offset kept and the offset its next message gets. */
+  partitionOffsets(topic: string): Promise<PartitionRange[]>;
+  /**
+   * Up to `max` messages of one partition from offset `from` on, in order, read outside any
+   * consumer group: an operator's look at a topic (a dead-letter topic). Empty at the partition's
+   * end; a compacted topic's gaps are skipped.
+   */
+  readMessages(topic: string, partition: number, from: number, max: number): Promise<IncomingMessage[]>;
   close(): Promise<void>;
 }
 
@@ -120,8 +148,9 @@ export interface ConsumerOptions {
 export interface MessageConsumer {
   /**
    * Starts delivery. Batches of one partition arrive in order, one at a time; a batch's offsets are
-   * committed only after the handler resolves (at-least-once). A handler that throws gets the same
-   * batch again.
+   * committed only after the handler resolves (at-least-once), or as far as it said with
+   * `control.handledUpTo`. A handler that throws gets the same batch again, from after what it
+   * said it handled. (A handler that must never stall its partition uses `createRetryingConsumer`.)
    */
   start(handler: BatchHandler): Promise<void>;
   /** Called with this member's partitions after every group rebalance. */

@@ -220,7 +220,7 @@ export class EventConsumer {
   ): Promise<boolean> {
     const event = this.read(topic, message);
     if (!event.ok) {
-      await this.deadLetter(message, event.reason);
+      await this.deadLetter(message, event.reason, 1);
       return true;
     }
     for (let attempt = 1; ; attempt += 1) {
@@ -239,7 +239,7 @@ export class EventConsumer {
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         if (attempt >= this.retry.attempts) {
-          await this.deadLetter(message, `the handler failed ${attempt} time(s); last: ${reason}`);
+          await this.deadLetter(message, `the handler failed ${attempt} time(s); last: ${reason}`, attempt);
           return true;
         }
         this.counts.retried += 1;
@@ -280,9 +280,9 @@ export class EventConsumer {
     };
   }
 
-  private async deadLetter(message: RawMessage, reason: string): Promise<void> {
+  private async deadLetter(message: RawMessage, reason: string, attempts: number): Promise<void> {
     // If this fails the batch fails, and comes again: a message is never dropped silently.
-    await this.options.transport.deadLetter(message, reason);
+    await this.options.transport.deadLetter(message, reason, { attempts, groupId: this.options.groupId });
     this.counts.deadLettered += 1;
     this.logger.warn(
       {

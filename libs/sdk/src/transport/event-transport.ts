@@ -58,17 +58,49 @@ export interface EventTransport {
     onBatch: (batch: RawBatch, control: BatchControl) => Promise<void>,
   ): Promise<void>;
   /** Puts a message nobody can handle on its topic's dead-letter topic (`<topic>.dlq`). */
-  deadLetter(message: RawMessage, reason: string): Promise<void>;
+  deadLetter(message: RawMessage, reason: string, details?: DeadLetterDetails): Promise<void>;
   /** Lets the batches in flight finish, commits what was handled, and disconnects. */
   stop(): Promise<void>;
 }
 
-/** The headers a dead letter carries besides the original message's own. */
-export function deadLetterHeaders(message: RawMessage, reason: string): Record<string, string> {
+/**
+ * The headers a dead letter carries besides the original message's own: one format for every
+ * dead letter of Policygen, whoever wrote it (a service's transport, the SDK's consumer).
+ */
+export const DEAD_LETTER_HEADERS = {
+  /** Why it could not be handled: the handler's last error, or what is wrong with the message. */
+  error: 'policygen-error',
+  /** Where it was read: `<topic>/<partition>/<offset>`. */
+  origin: 'policygen-origin',
+  /** How many times a handler was given it and failed (1 for a message that could not be read). */
+  attempts: 'policygen-attempts',
+  /** When it was given up, ISO 8601. */
+  failedAt: 'policygen-failed-at',
+  /** The consumer group that gave it up, when known. */
+  group: 'policygen-consumer-group',
+  /** On a replayed message: the dead letter it was replayed from, `<dlq topic>/<partition>/<offset>`. */
+  replayedFrom: 'policygen-replayed-from',
+} as const;
+
+/** What is known of a failure besides its reason. */
+export interface DeadLetterDetails {
+  readonly attempts?: number;
+  readonly groupId?: string;
+  readonly failedAt?: Date;
+}
+
+export function deadLetterHeaders(
+  message: Pick<RawMessage, 'topic' | 'partition' | 'offset' | 'headers'>,
+  reason: string,
+  details: DeadLetterDetails = {},
+): Record<string, string> {
   return {
     ...message.headers,
-    'policygen-error': reason,
-    'policygen-origin': `${message.topic}/${message.partition}/${message.offset}`,
+    [DEAD_LETTER_HEADERS.error]: reason,
+    [DEAD_LETTER_HEADERS.origin]: `${message.topic}/${message.partition}/${message.offset}`,
+    [DEAD_LETTER_HEADERS.attempts]: String(details.attempts ?? 1),
+    [DEAD_LETTER_HEADERS.failedAt]: (details.failedAt ?? new Date()).toISOString(),
+    ...(details.groupId === undefined ? {} : { [DEAD_LETTER_HEADERS.group]: details.groupId }),
   };
 }
 

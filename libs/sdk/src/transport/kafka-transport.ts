@@ -10,6 +10,7 @@ import type {
   RawMessage,
   TransportSubscription,
 } from './event-transport';
+import type { DeadLetterDetails } from './event-transport';
 import { deadLetterHeaders, deadLetterTopicOf } from './event-transport';
 
 export interface KafkaConnection {
@@ -143,12 +144,21 @@ export class KafkaTransport implements EventTransport {
     });
   }
 
-  async deadLetter(message: RawMessage, reason: string): Promise<void> {
+  async deadLetter(message: RawMessage, reason: string, details: DeadLetterDetails = {}): Promise<void> {
     if (!this.producer) throw new Error('the transport is not started');
     await this.producer.send({
       topic: deadLetterTopicOf(message.topic),
       acks: -1,
-      messages: [{ key: message.key, value: message.value, headers: deadLetterHeaders(message, reason) }],
+      messages: [
+        {
+          key: message.key,
+          value: message.value,
+          headers: deadLetterHeaders(message, reason, {
+            ...(this.subscription ? { groupId: this.subscription.groupId } : {}),
+            ...details,
+          }),
+        },
+      ],
     });
   }
 

@@ -1,5 +1,6 @@
 import type { MessagingLogEntry } from '../kafka/kafka-messaging';
 import type {
+  BatchControl,
   BatchHandler,
   ConsumerOptions,
   IncomingMessage,
@@ -13,6 +14,7 @@ import type {
   OutgoingMessage,
   PartitionAssignment,
   PartitionLag,
+  PartitionRange,
   TopicSpec,
 } from '../messaging';
 import { batchesUnderLimit, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from '../messaging';
@@ -463,6 +465,34 @@ class InProcessAdmin implements MessagingAdmin {
     return this.bus.groups.get(groupId)?.view() ?? [];
   }
 
+  async partitionOffsets(topic: string): Promise<PartitionRange[]> {
+    this.ensureOpen();
+    return this.bus.topic(topic).partitions.map((log, partition) => ({
+      partition,
+      start: log.start,
+      end: log.end,
+    }));
+  }
+
+  async readMessages(
+    topic: string,
+    partition: number,
+    from: number,
+    max: number,
+  ): Promise<IncomingMessage[]> {
+    this.ensureOpen();
+    const found = this.bus.topic(topic);
+    const log = found.partitions[partition];
+    if (!log) throw new Error(`topic ${topic} has no partition ${partition}`);
+    const tp = { topic: found, partition, id: `${topic}:${partition}` };
+    const read: IncomingMessage[] = [];
+    for (let offset = Math.max(from, log.start); offset < log.end && read.length < max; offset++) {
+      const message = log.get(offset);
+      if (message) read.push(incoming(tp, message));
+    }
+    return read;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -530,7 +560,7 @@ class InProcessProducer implements MessageProducer {
 /** A batch given to the handler and not committed yet, with when it may be given again if it failed. */
 interface PendingBatch {
   readonly tp: TopicPartition;
-  readonly messages: readonly StoredMessage[];
+  messages: readonly StoredMessage[];
   /** The offset to commit once handled: past the last message, and past the gaps after it. */
   readonly next: number;
   retryAt?: number;
@@ -689,9 +719,27 @@ class InProcessConsumer implements MessageConsumer {
       partition: tp.partition,
       messages: pending.messages.map((message) => incoming(tp, message)),
     };
+    let handled = -1;
+    const control: BatchControl = {
+      handledUpTo: (offset) => {
+        handled = Math.max(handled, Number(offset));
+      },
+      heartbeat: async () => undefined,
+      isRunning: () => this.state === 'running' && this.share.some((each) => each.id === tp.id),
+    };
     try {
-      await (this.handler as BatchHandler)(batch);
+      await (this.handler as BatchHandler)(batch, control);
     } catch (error) {
+      if (handled >= 0) {
+        // What the handler dealt with is committed; the batch given again starts after it.
+        pending.messages = pending.messages.filter((message) => message.offset > handled);
+        if (pending.messages.length === 0) {
+          this.failed.delete(tp.id);
+          this.group.commit(tp, pending.next);
+          return;
+        }
+        this.group.commit(tp, (pending.messages[0] as StoredMessage).offset);
+      }
       const first = pending.messages[0]?.offset;
       const last = pending.messages[pending.messages.length - 1]?.offset;
       this.log('error', 'the handler failed; its batch will be given again', {

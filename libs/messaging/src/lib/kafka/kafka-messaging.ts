@@ -5,7 +5,8 @@ import {
   Partitioners,
   logLevel as KafkaLogLevel,
 } from 'kafkajs';
-import type { Admin, Consumer, KafkaConfig, LogEntry, Producer } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import type { Admin, Consumer, KafkaConfig, KafkaMessage, LogEntry, Producer } from 'kafkajs';
 import type {
   BatchHandler,
   ConsumerOptions,
@@ -19,6 +20,7 @@ import type {
   OutgoingMessage,
   PartitionAssignment,
   PartitionLag,
+  PartitionRange,
   ProducerOptions,
   TopicSpec,
 } from '../messaging';
@@ -79,7 +81,7 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
     async createAdmin() {
       const admin = kafka.admin();
       await admin.connect();
-      return new KafkaAdmin(admin);
+      return new KafkaAdmin(admin, kafka);
     },
     async createProducer(producerOptions: ProducerOptions = {}) {
       const idempotent = producerOptions.idempotent ?? false;
@@ -113,8 +115,14 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
   };
 }
 
+/** How long a read outside any group waits for the broker to hand over a partition's messages. */
+const READ_TIMEOUT_MS = 30_000;
+
 class KafkaAdmin implements MessagingAdmin {
-  constructor(private readonly admin: Admin) {}
+  constructor(
+    private readonly admin: Admin,
+    private readonly kafka: Kafka,
+  ) {}
 
   async createTopics(topics: readonly TopicSpec[]): Promise<void> {
     // Services starting together create the same topics: the loser of that race can see a topic
@@ -197,6 +205,72 @@ class KafkaAdmin implements MessagingAdmin {
         assignment: decoded?.assignment ?? {},
       };
     });
+  }
+
+  async partitionOffsets(topic: string): Promise<PartitionRange[]> {
+    return (await this.admin.fetchTopicOffsets(topic))
+      .map(({ partition, low, high }) => ({ partition, start: Number(low), end: Number(high) }))
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  /**
+   * kafkajs reads only as a group member: a group of its own, that starts nowhere, is sought to
+   * `from`, and is deleted afterwards; nothing is committed.
+   */
+  async readMessages(
+    topic: string,
+    partition: number,
+    from: number,
+    max: number,
+  ): Promise<IncomingMessage[]> {
+    const range = (await this.partitionOffsets(topic)).find((each) => each.partition === partition);
+    if (!range) throw new Error(`topic ${topic} has no partition ${partition}`);
+    const start = Math.max(from, range.start);
+    if (start >= range.end || max <= 0) return [];
+    const groupId = `policygen-read.${randomUUID()}`;
+    const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false });
+    const read: IncomingMessage[] = [];
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: false });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(`no messages of ${topic}/${partition} from ${start} within ${READ_TIMEOUT_MS} ms`),
+            ),
+          READ_TIMEOUT_MS,
+        );
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async ({ batch, isStale }) => {
+              if (batch.partition !== partition || isStale()) return;
+              for (const message of batch.messages) {
+                const offset = Number(message.offset);
+                if (offset < start || read.length >= max) continue;
+                read.push(incomingOf(batch.topic, batch.partition, message));
+              }
+              const last = Number(batch.lastOffset());
+              if (read.length >= max || last >= range.end - 1) done();
+            },
+          })
+          .then(() => consumer.seek({ topic, partition, offset: String(start) }))
+          .catch((error: unknown) => {
+            clearTimeout(timer);
+            reject(error instanceof Error ? error : new Error(String(error)));
+          });
+      });
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      await this.admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+    return read;
   }
 
   close(): Promise<void> {
@@ -344,17 +418,17 @@ class KafkaConsumer implements MessageConsumer {
         isStale,
       }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        const messages: IncomingMessage[] = batch.messages.map((message) => ({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: message.offset,
-          key: message.key ? message.key.toString('utf8') : null,
-          value: message.value ?? Buffer.alloc(0),
-          ...(message.value === null ? { tombstone: true as const } : {}),
-          headers: decodeHeaders(message.headers),
-          timestamp: Number(message.timestamp),
-        }));
-        await handler({ topic: batch.topic, partition: batch.partition, messages });
+        const messages: IncomingMessage[] = batch.messages.map((message) =>
+          incomingOf(batch.topic, batch.partition, message),
+        );
+        await handler(
+          { topic: batch.topic, partition: batch.partition, messages },
+          {
+            handledUpTo: (offset) => resolveOffset(offset),
+            heartbeat: () => heartbeat(),
+            isRunning: () => isRunning() && !isStale(),
+          },
+        );
         resolveOffset(batch.messages[batch.messages.length - 1]?.offset ?? batch.lastOffset());
         await commitOffsetsIfNecessary();
         await heartbeat();
@@ -365,6 +439,19 @@ class KafkaConsumer implements MessageConsumer {
   async close(): Promise<void> {
     await this.consumer.disconnect();
   }
+}
+
+function incomingOf(topic: string, partition: number, message: KafkaMessage): IncomingMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key ? message.key.toString('utf8') : null,
+    value: message.value ?? Buffer.alloc(0),
+    ...(message.value === null ? { tombstone: true as const } : {}),
+    headers: decodeHeaders(message.headers),
+    timestamp: Number(message.timestamp),
+  };
 }
 
 function decodeHeaders(headers: Record<string, unknown> | undefined): MessageHeaders {

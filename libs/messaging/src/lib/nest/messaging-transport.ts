@@ -1,6 +1,10 @@
 import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
 import { BaseRpcContext, Server } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
+import type { RetryPolicy } from '@policygen/sdk';
+import type { DeadLetters } from '../dead-letters';
+import type { DeliveryMonitor } from '../failures/delivery-monitor';
+import { createRetryingConsumer } from '../failures/retrying-consumer';
 import type {
   ConsumerOptions,
   MessageBatch,
@@ -28,12 +32,25 @@ export interface MessagingTransportOptions {
   readonly sessionTimeoutMs?: number;
   /** Told the partitions of a pattern's topic this member holds, after each rebalance. */
   readonly onAssignment?: (pattern: string, partitions: readonly number[]) => void;
+  /**
+   * Where messages whose handler fails every try of the budget go. Without it a handler that throws
+   * gets its batch again, forever: every service gives one.
+   */
+  readonly deadLetters?: DeadLetters;
+  /** The retry budget of every handler (default: 5 tries, 200 ms doubling to 10 s). */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Counts retries and transient failures; its waiting partitions feed the service's readiness. */
+  readonly monitor?: DeliveryMonitor;
 }
 
-/** The context of a handler call: the batch it was given. */
-export class MessagingContext extends BaseRpcContext<[MessageBatch]> {
+/** The context of a handler call: the batch it was given, and the consumer group it reads in. */
+export class MessagingContext extends BaseRpcContext<[MessageBatch, string]> {
   get batch(): MessageBatch {
     return this.getArgByIndex(0);
+  }
+
+  get groupId(): string {
+    return this.getArgByIndex(1);
   }
 }
 
@@ -41,8 +58,9 @@ export class MessagingContext extends BaseRpcContext<[MessageBatch]> {
  * A NestJS transport strategy over the messaging port: each `@EventPattern(topic, extras)`
  * handler gets its own consumer, in the group its extras name, and is given whole batches of one
  * partition (Nest's built-in Kafka transport has one consumer for every topic and no batches). A
- * batch's offsets are committed once the handler resolves; one that throws gets the batch again,
- * so a handler sends what it cannot read to a dead-letter topic rather than throw.
+ * batch's offsets are committed once the handler resolves. With `deadLetters`, the transport owns
+ * failure: a handler that throws gets its batch again under a retry budget, then the failing
+ * messages are isolated and dead-lettered (`createRetryingConsumer`); a transient failure waits.
  */
 export class MessagingTransport extends Server implements CustomTransportStrategy {
   private readonly consumers: MessageConsumer[] = [];
@@ -89,7 +107,15 @@ export class MessagingTransport extends Server implements CustomTransportStrateg
         ? {}
         : { sessionTimeoutMs: this.options.sessionTimeoutMs }),
     };
-    const consumer = await this.options.messaging.createConsumer(consumerOptions);
+    const { deadLetters, retry, monitor } = this.options;
+    const consumer = deadLetters
+      ? await createRetryingConsumer(this.options.messaging, {
+          ...consumerOptions,
+          deadLetters,
+          ...(retry ? { retry } : {}),
+          ...(monitor ? { monitor } : {}),
+        })
+      : await this.options.messaging.createConsumer(consumerOptions);
     this.consumers.push(consumer);
     const { onAssignment } = this.options;
     if (onAssignment)
@@ -97,7 +123,7 @@ export class MessagingTransport extends Server implements CustomTransportStrateg
         onAssignment(pattern, assignment[topic] ?? []),
       );
     await consumer.start(async (batch) => {
-      const result = await handler(batch, new MessagingContext([batch]));
+      const result = await handler(batch, new MessagingContext([batch, consumerOptions.groupId]));
       await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
     });
   }
