@@ -193,7 +193,7 @@ describe('the event stream of policygen start', () => {
     ]);
   });
 
-  it("puts a consumer's dead letter into <topic>.dlq with the reason and origin", async () => {
+  it("puts a consumer's dead letter into <topic>.dlq in the one dead-letter format", async () => {
     const response = await fetch(`${base}/results/dead-letters`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...EDITOR },
@@ -204,6 +204,9 @@ describe('the event stream of policygen start', () => {
         value: 'nope',
         headers: { trace: 't' },
         reason: '$.nodeId: required',
+        attempts: 5,
+        failedAt: '2026-11-26T10:00:00.000Z',
+        groupId: 'audit',
       }),
     });
     expect(response.status).toBe(202);
@@ -214,6 +217,9 @@ describe('the event stream of policygen start', () => {
       trace: 't',
       'policygen-error': '$.nodeId: required',
       'policygen-origin': 'results/1/7',
+      'policygen-attempts': '5',
+      'policygen-failed-at': '2026-11-26T10:00:00.000Z',
+      'policygen-consumer-group': 'audit',
     });
   });
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { LoggedMessage, MessageLog, MessageProducer, MessagingAdmin } from '@policygen/messaging';
 import type { Authenticator } from '@policygen/service-kit';
 import { bearerToken, refusalOf } from '@policygen/service-kit';
+import { deadLetterHeaders } from '@policygen/sdk';
 
 export interface EventStreamOptions {
   readonly log: MessageLog;
@@ -32,6 +33,9 @@ const deadLetterBody = z.object({
   value: z.string().nullable(),
   headers: z.record(z.string(), z.string()),
   reason: z.string().min(1),
+  attempts: z.number().int().positive().optional(),
+  failedAt: z.string().datetime().optional(),
+  groupId: z.string().min(1).optional(),
 });
 
 /** `0:13,1:5`: the next offset of each partition; each event's id, given back as `Last-Event-ID`. */
@@ -167,11 +171,11 @@ export function eventStreamRouter(options: EventStreamOptions): Router {
       {
         key: letter.key,
         value: letter.value,
-        headers: {
-          ...letter.headers,
-          'policygen-error': letter.reason,
-          'policygen-origin': `${topic}/${letter.partition}/${letter.offset}`,
-        },
+        headers: deadLetterHeaders({ ...letter, topic }, letter.reason, {
+          ...(letter.attempts === undefined ? {} : { attempts: letter.attempts }),
+          ...(letter.failedAt === undefined ? {} : { failedAt: new Date(letter.failedAt) }),
+          ...(letter.groupId === undefined ? {} : { groupId: letter.groupId }),
+        }),
       },
     ]);
     logger.warn(

@@ -3,6 +3,7 @@ import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import type {
   BatchControl,
+  DeadLetterDetails,
   EventTransport,
   RawBatch,
   RawMessage,
@@ -76,7 +77,7 @@ export class EventStreamTransport implements EventTransport {
     await Promise.all(connected);
   }
 
-  async deadLetter(message: RawMessage, reason: string): Promise<void> {
+  async deadLetter(message: RawMessage, reason: string, details: DeadLetterDetails = {}): Promise<void> {
     const response = await fetch(`${this.description}/${encodeURIComponent(message.topic)}/dead-letters`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...this.authorization() },
@@ -87,6 +88,9 @@ export class EventStreamTransport implements EventTransport {
         value: message.value,
         headers: message.headers,
         reason,
+        ...(details.attempts === undefined ? {} : { attempts: details.attempts }),
+        ...(details.failedAt === undefined ? {} : { failedAt: details.failedAt.toISOString() }),
+        ...(details.groupId === undefined ? {} : { groupId: details.groupId }),
       }),
     });
     if (!response.ok)
