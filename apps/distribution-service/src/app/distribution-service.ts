@@ -11,6 +11,7 @@ import {
   BlobCollector,
   BlobDirectory,
   CONFIRMATION_SINK,
+  DiskHealth,
   FEED_LOG,
   FeedController,
   FeedLog,
@@ -90,11 +91,13 @@ export async function startDistributionService(
   } finally {
     await admin.close();
   }
-  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true });
-  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'));
+  const disk = new DiskHealth(logger);
+  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true, health: disk });
+  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'), { health: disk });
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  disk.register(registry);
   const incompleteBundles = new Counter({
     name: 'policygen_distribution_bundles_incomplete_total',
     help: 'Bundles left out because the cache no longer held some of their files (their nodes are asked for again)',
@@ -154,6 +157,7 @@ export async function startDistributionService(
           : { ready: false, reason: 'loading the relay tree from the config service' },
     },
     bus.readiness,
+    disk.readiness,
     pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
     catchUpCheck(
       'bundles',
