@@ -6,3 +6,4 @@ export { freePort } from './lib/net';
 export { workspaceRoot } from './lib/system';
 export { startTestInfrastructure, type RunningInfrastructure } from './lib/start-infrastructure';
 export * from './lib/prometheus';
+export { SmallDisk } from './lib/small-disk';

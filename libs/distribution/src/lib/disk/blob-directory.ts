@@ -396,7 +396,8 @@ export class BlobDirectory {
       .map(Number)
       .sort((a, b) => a - b);
     for (const number of numbers) this.openPack(number);
-    this.current = this.openPack((numbers[numbers.length - 1] ?? 0) + (numbers.length === 0 ? 1 : 0));
+    // The last pack goes on taking blobs (opened once: a second descriptor would never be closed).
+    this.current = this.packs.get(numbers[numbers.length - 1] ?? 0) ?? this.openPack(1);
   }
 
   private loadIndex(): void {
