@@ -25,10 +25,11 @@ import type { ReadinessCheck } from '@policygen/service-kit';
 import { ServiceShellModule, createServiceApp } from '@policygen/service-kit';
 import { FetchRecorder } from '../relay/fetch-recorder';
 import { Follower } from '../relay/follower';
+import { NodeTrees } from '../relay/node-trees';
 import { ParentClient } from '../relay/parent-client';
 import { NodesController } from './nodes.controller';
 import type { RelayIdentity } from './tokens';
-import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
+import { FETCH_RECORDER, NODE_TREES, RELAY_IDENTITY } from './tokens';
 
 export interface RelayOptions {
   readonly relayId: string;
@@ -122,6 +123,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       { provide: BLOB_DIRECTORY, useValue: blobs },
       { provide: RELAY_DIRECTORY, useValue: relays },
       { provide: RELAY_IDENTITY, useValue: identity },
+      { provide: NODE_TREES, useValue: new NodeTrees(options.relayId, log, blobs) },
       { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry, follower) },
     ],
   })

@@ -312,7 +312,7 @@ export class BlobDirectory {
         offset += content.length;
       }
       pack.size += bytes;
-      pack.live += bytes;
+      pack.live += end - start;
       start = end;
     }
   }
