@@ -15,9 +15,12 @@ import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
 
+/** What the follower asks of its parent (ParentClient over HTTP). */
+export type Parent = Pick<ParentClient, 'url' | 'feed' | 'blobs' | 'confirm'>;
+
 export interface FollowerOptions {
   readonly relayId: string;
-  readonly parent: ParentClient;
+  readonly parent: Parent;
   readonly log: FeedLog;
   readonly blobs: BlobDirectory;
   readonly logger: Logger;
