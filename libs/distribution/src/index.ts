@@ -10,4 +10,5 @@ export * from './lib/disk/disk-health';
 export * from './lib/disk/durable-files';
 export * from './lib/http/feed.controller';
 export * from './lib/http/feed-access';
+export * from './lib/http/tar-stream-entry';
 export * from './lib/http/metrics.controller';

@@ -14,7 +14,7 @@ import {
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
 import type { FeedBundle } from '@policygen/distribution';
-import { Caller } from '@policygen/distribution';
+import { Caller, addTarEntry } from '@policygen/distribution';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
 import type { FetchRecorder } from '../relay/fetch-recorder';
@@ -76,7 +76,7 @@ export class NodesController {
     const archive = pack();
     const mtime = new Date(bundle.generatedAt);
     bundle.files.forEach((file, index) =>
-      archive.entry({ name: file.path, mode: 0o644, mtime }, tree.contents[index] ?? Buffer.alloc(0)),
+      addTarEntry(archive, { name: file.path, mode: 0o644, mtime }, tree.contents[index] ?? Buffer.alloc(0)),
     );
     archive.finalize();
     response.setHeader('content-type', 'application/x-tar');
