@@ -8,6 +8,8 @@ import { buildDemoFleetFile } from '@policygen/fleets';
 import { SmallDisk } from '@policygen/testing-infra';
 import { Distributor } from './distributor';
 
+type BundleEvent = Extract<NodeBundleEvent, { type: 'node.bundle' }>;
+
 /** The distribution-service's files on a full disk (a small tmpfs): clear errors, nothing torn, recovery. */
 describe('the distributor on a disk that fills up', () => {
   let disk: SmallDisk;
@@ -39,7 +41,7 @@ describe('the distributor on a disk that fills up', () => {
     let distributor = distributorOn();
     await distributor.start();
     // Each bundle: a manifest and a 300 KB file of its own; four of them do not fit in the space left.
-    const events: NodeBundleEvent[] = nodes.map((node) => {
+    const events: BundleEvent[] = nodes.map((node) => {
       const manifest = `{"node":"${node.id}"}`;
       const big = `# ${node.id}\n${'x'.repeat(300_000)}`;
       return {
@@ -77,7 +79,7 @@ describe('the distributor on a disk that fills up', () => {
     const reopenedBlobs = await BlobDirectory.open(join(disk.path, 'blobs'), { health: reopenedHealth });
     expect(reopenedHealth.repaired).toEqual([]);
     for (const digest of reopenedBlobs.digests())
-      expect(sha256(await reopenedBlobs.read(digest))).toBe(digest);
+      expect(sha256((await reopenedBlobs.read(digest)).toString())).toBe(digest);
     reopenedBlobs.close();
 
     ({ log, blobs } = await open());

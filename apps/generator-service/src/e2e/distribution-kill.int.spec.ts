@@ -1,6 +1,6 @@
 import { issueNodeToken } from '@policygen/distribution';
 import { eventually } from '@policygen/testing-infra';
-import type { Entity, Pipeline, ServiceProcess } from '@policygen/testing-pipeline';
+import type { Pipeline, ServiceProcess } from '@policygen/testing-pipeline';
 import { generateWithCli, withPipeline } from '@policygen/testing-pipeline';
 
 /**
