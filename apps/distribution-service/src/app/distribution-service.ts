@@ -12,6 +12,7 @@ import {
   BlobCollector,
   BlobDirectory,
   CONFIRMATION_SINK,
+  DiskHealth,
   FEED_LOG,
   FeedController,
   FeedLog,
@@ -94,13 +95,15 @@ export async function startDistributionService(
   } finally {
     await admin.close();
   }
-  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true });
-  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'));
+  const disk = new DiskHealth(logger);
+  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true, health: disk });
+  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'), { health: disk });
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const deadLetters = new DeadLetters(producer, logger, registry);
   const delivery = new DeliveryMonitor(logger, registry);
+  disk.register(registry);
   const incompleteBundles = new Counter({
     name: 'policygen_distribution_bundles_incomplete_total',
     help: 'Bundles left out because the cache no longer held some of their files (their nodes are asked for again)',
@@ -161,6 +164,7 @@ export async function startDistributionService(
     },
     bus.readiness,
     deliveryCheck(delivery),
+    disk.readiness,
     pingCheck('cache', () => options.cache.ping(), 'the bundle cache'),
     catchUpCheck(
       'bundles',

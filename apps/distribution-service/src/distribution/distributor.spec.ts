@@ -1,14 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
-import { BlobDirectory, FeedLog, nodeKey } from '@policygen/distribution';
+import { BlobDirectory, DiskHealth, FeedLog, nodeKey } from '@policygen/distribution';
 import { sha256, validateFleet } from '@policygen/engine';
 import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
 import type { DistributedRecord } from './distributor';
 import { Distributor } from './distributor';
+
+/** The bundle hash of a node.bundle event. */
+const hashOf = (event: NodeBundleEvent): string | null => (event.type === 'node.bundle' ? event.hash : null);
 
 describe('Distributor', () => {
   let dir: string;
@@ -188,5 +191,114 @@ describe('Distributor', () => {
       },
     });
     expect(log.latest(node.id)?.seq).toBeGreaterThan(written?.seq ?? 0);
+  });
+
+  /** Two nodes of the demo fleet served by root, and a distributor over the test's files and `cache`. */
+  function twoNodes(): { a: string; b: string; fleet: ReturnType<typeof demoFleet> } {
+    const fleet = demoFleet();
+    const [a, b] = fleet.nodes.filter((node) => node.policyServer === 'root');
+    if (!a || !b) throw new Error('the demo fleet has too few nodes on root');
+    return { a: a.id, b: b.id, fleet };
+  }
+  function demoFleet() {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    return validation.fleet;
+  }
+
+  it('writes batches that arrive during a write together, each call resolved once its bundles are on disk; a failed write fails every waiting call and the next one goes through', async () => {
+    const { a, b, fleet } = twoNodes();
+    let failNext = false;
+    const flaky = new MemoryBundleCache();
+    const getBlobs = flaky.getBlobs.bind(flaky);
+    flaky.getBlobs = async (digests) => {
+      if (failNext) {
+        failNext = false;
+        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      }
+      return getBlobs(digests);
+    };
+    const distributor = new Distributor({
+      log,
+      blobs,
+      cache: flaky,
+      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+    });
+    await distributor.start();
+    const contents = (node: string, version: string): string[] => [
+      `{"node":"${node}","v":"${version}"}`,
+      `body ${version}`,
+    ];
+    for (const [node, version] of [
+      [a, '1'],
+      [b, '1'],
+      [a, '2'],
+      [b, '2'],
+    ] as const)
+      await flaky.putBlobs(contents(node, version).map((content) => ({ sha256: sha256(content), content })));
+    const cursor = log.cursor;
+
+    const first = distributor.bundles([{ event: bundleOf(a, contents(a, '1')), receivedAt: 0 }]);
+    const second = distributor.bundles([{ event: bundleOf(b, contents(b, '1')), receivedAt: 0 }]);
+    const third = distributor.bundles([{ event: bundleOf(a, contents(a, '2')), receivedAt: 0 }]);
+    await Promise.all([first, second, third]);
+    // Called in one turn: written in one append, a's first bundle superseded by its second there.
+    expect(log.cursor).toBe(cursor + 2);
+    expect(log.latest(a)?.bundle?.hash).toBe(hashOf(bundleOf(a, contents(a, '2'))));
+    expect(log.latest(b)?.bundle?.hash).toBe(hashOf(bundleOf(b, contents(b, '1'))));
+
+    failNext = true;
+    const failed = [
+      distributor.bundles([{ event: bundleOf(b, contents(b, '2')), receivedAt: 0 }]),
+      distributor.bundles([{ event: bundleOf(a, contents(a, '1')), receivedAt: 0 }]),
+    ];
+    for (const call of failed) await expect(call).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(log.cursor).toBe(cursor + 2);
+    await distributor.bundles([{ event: bundleOf(b, contents(b, '2')), receivedAt: 0 }]);
+    expect(log.latest(b)?.bundle?.hash).toBe(hashOf(bundleOf(b, contents(b, '2'))));
+  });
+
+  it('restores at start the blobs that opening dropped as torn: from the cache, and asks for the nodes whose files it lost', async () => {
+    const { a, b, fleet } = twoNodes();
+    const options = {
+      log,
+      cache,
+      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+    };
+    const contents = (node: string): string[] => [`{"node":"${node}","torn":true}`, `torn body of ${node}`];
+    await cache.putBlobs(
+      [...contents(a), ...contents(b)].map((content) => ({ sha256: sha256(content), content })),
+    );
+    const first = new Distributor({ ...options, blobs });
+    await first.start();
+    await first.bundles([
+      { event: bundleOf(a, contents(a)), receivedAt: 0 },
+      { event: bundleOf(b, contents(b)), receivedAt: 0 },
+    ]);
+    blobs.close();
+    // A power loss took every blob's bytes; the cache has a's files only.
+    await truncate(join(dir, 'blobs', 'packs', '000001.pack'), 0);
+    const health = new DiskHealth();
+    blobs = await BlobDirectory.open(join(dir, 'blobs'), { health });
+    expect(health.repaired.map((repair) => repair.kind)).toContain('index-past-pack-end');
+    const partial = new MemoryBundleCache();
+    await partial.putBlobs(contents(a).map((content) => ({ sha256: sha256(content), content })));
+    const asked: { nodeId: string; revision: number }[] = [];
+    const restarted = new Distributor({
+      ...options,
+      cache: partial,
+      blobs,
+      onMissingBlobs: async (bundles) => {
+        asked.push(...bundles);
+      },
+    });
+    await restarted.start();
+    for (const file of log.latest(a)?.bundle?.files ?? [])
+      expect(sha256((await blobs.read(file.sha256)).toString())).toBe(file.sha256);
+    expect(asked).toEqual([{ nodeId: b, revision: 1 }]);
   });
 });

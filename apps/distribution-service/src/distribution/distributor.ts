@@ -97,6 +97,7 @@ export class Distributor {
    */
   start(): Promise<void> {
     return this.serially(async () => {
+      if (this.options.blobs.droppedAtOpening) await this.restoreDroppedBlobs();
       await this.reconcile(await this.loadSnapshot(0));
       const rekeyed = this.ledger.rekeyed();
       if (rekeyed.length === 0) return;
@@ -106,6 +107,28 @@ export class Distributor {
         'node keys written again: the token secret is not the one the feed was written with',
       );
     });
+  }
+
+  /**
+   * The blobs of held bundles that opening dropped as torn (a crash or power loss mid-write), from
+   * the generator's cache again; the nodes whose files it no longer has are asked for again.
+   */
+  private async restoreDroppedBlobs(): Promise<void> {
+    const digests = new Set<string>();
+    for (const entry of this.options.log.latestEntries())
+      for (const file of entry.bundle?.files ?? [])
+        if (!this.options.blobs.has(file.sha256)) digests.add(file.sha256);
+    if (digests.size === 0) return;
+    const absent = await this.copyFromCache([...digests]);
+    this.options.blobs.sync();
+    const lost = [...this.options.log.latestEntries()]
+      .filter((entry) => entry.bundle?.files.some((file) => absent.has(file.sha256)))
+      .map((entry) => ({ nodeId: entry.nodeId, revision: entry.revision }));
+    this.options.logger.warn(
+      { blobs: digests.size, fromCache: digests.size - absent.size, nodesRegenerated: lost.length },
+      'blobs of held bundles dropped as torn at opening: restored from the cache, the rest regenerated',
+    );
+    if (lost.length > 0) await this.options.onMissingBlobs?.(lost);
   }
 
   /**
@@ -249,19 +272,7 @@ export class Distributor {
         missing.delete(sha256(manifest));
       }
     }
-    const digests = [...missing];
-    const absent = new Set<string>();
-    for (let start = 0; start < digests.length; start += CACHE_BATCH) {
-      const batch = digests.slice(start, start + CACHE_BATCH);
-      const contents = await this.options.cache.getBlobs(batch);
-      const found: { sha256: string; content: string }[] = [];
-      batch.forEach((digest, index) => {
-        const content = contents[index];
-        if (content === null || content === undefined) absent.add(digest);
-        else found.push({ sha256: digest, content });
-      });
-      await this.options.blobs.writeMany(found);
-    }
+    const absent = await this.copyFromCache([...missing]);
     if (absent.size === 0) return new Set();
     const incomplete = events.filter(
       (event): event is BundleEvent =>
@@ -282,6 +293,23 @@ export class Distributor {
       );
     }
     return new Set(incomplete.map((event) => event.nodeId));
+  }
+
+  /** Copies blobs from the cache in batches of one round trip; resolves with those it does not hold. */
+  private async copyFromCache(digests: readonly string[]): Promise<Set<string>> {
+    const absent = new Set<string>();
+    for (let start = 0; start < digests.length; start += CACHE_BATCH) {
+      const batch = digests.slice(start, start + CACHE_BATCH);
+      const contents = await this.options.cache.getBlobs(batch);
+      const found: { sha256: string; content: string }[] = [];
+      batch.forEach((digest, index) => {
+        const content = contents[index];
+        if (content === null || content === undefined) absent.add(digest);
+        else found.push({ sha256: digest, content });
+      });
+      await this.options.blobs.writeMany(found);
+    }
+    return absent;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -8,33 +8,38 @@ import {
   NotFoundException,
   Param,
   Res,
+  ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
-import type { BlobDirectory, FeedBundle, FeedLog } from '@policygen/distribution';
-import { BLOB_DIRECTORY, Caller, FEED_LOG, entryFor } from '@policygen/distribution';
+import type { FeedBundle } from '@policygen/distribution';
+import { Caller, addTarEntry } from '@policygen/distribution';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
 import type { FetchRecorder } from '../relay/fetch-recorder';
+import type { NodeTrees } from '../relay/node-trees';
+import { TreeIncompleteError } from '../relay/node-trees';
 import type { RelayIdentity } from './tokens';
-import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
+import { FETCH_RECORDER, NODE_TREES, RELAY_IDENTITY } from './tokens';
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
+/** When a node that found its bundle's files missing here should ask again: they are being fetched. */
+const RETRY_AFTER_SECONDS = 5;
 
 /**
  * What nodes ask their relay. A node presents its token (`Authorization: Bearer <token>`), which
  * the credential guard checks with the node's key from the feed, expiry included (401 otherwise,
  * and for a node this relay does not serve). A node reads only its own bundle (403 otherwise).
  * A bundle is served from the blob directory, by the file list of the node's latest entry, taken
- * once per request: blobs never change, so a request sees the old bundle or the new one whole.
+ * once per request: blobs never change, so a request sees the old bundle or the new one whole
+ * (node-trees.ts); files missing on this relay answer 503 with Retry-After, never 500.
  */
 @Controller('nodes')
 @Requires({ kinds: ['node'] })
 export class NodesController {
   constructor(
-    @Inject(FEED_LOG) private readonly log: FeedLog,
-    @Inject(BLOB_DIRECTORY) private readonly blobs: BlobDirectory,
+    @Inject(NODE_TREES) private readonly trees: NodeTrees,
     @Inject(RELAY_IDENTITY) private readonly identity: RelayIdentity,
     @Inject(FETCH_RECORDER) private readonly fetches: FetchRecorder,
   ) {}
@@ -51,25 +56,27 @@ export class NodesController {
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
-    const bundle = this.servedBundle(caller, nodeId);
-    const etag = `"${bundle.hash}"`;
-    response.setHeader('etag', etag);
+    const served = this.servedBundle(caller, nodeId);
+    const json = accept?.includes('application/json') === true;
+    const notModified = ifNoneMatch?.split(',').some((tag) => tag.trim() === `"${served.hash}"`) === true;
+    const tree = json || notModified ? null : await available(this.trees.read(nodeId, served), response);
+    const bundle = tree?.bundle ?? served;
+    response.setHeader('etag', `"${bundle.hash}"`);
     response.setHeader('cache-control', 'no-cache');
     response.setHeader('x-policygen-revision', String(bundle.revision));
     this.fetches.fetched(nodeId, bundle);
-    if (ifNoneMatch?.split(',').some((tag) => tag.trim() === etag)) {
+    if (notModified) {
       response.status(HttpStatus.NOT_MODIFIED).end();
       return;
     }
-    if (accept?.includes('application/json')) {
+    if (!tree) {
       response.json({ nodeId, hash: bundle.hash, revision: bundle.revision, files: bundle.files });
       return;
     }
-    const contents = await Promise.all(bundle.files.map((file) => this.blobs.read(file.sha256)));
     const archive = pack();
     const mtime = new Date(bundle.generatedAt);
     bundle.files.forEach((file, index) =>
-      archive.entry({ name: file.path, mode: 0o644, mtime }, contents[index] ?? Buffer.alloc(0)),
+      addTarEntry(archive, { name: file.path, mode: 0o644, mtime }, tree.contents[index] ?? Buffer.alloc(0)),
     );
     archive.finalize();
     response.setHeader('content-type', 'application/x-tar');
@@ -86,20 +93,31 @@ export class NodesController {
     @Res() response: Response,
   ): Promise<void> {
     const bundle = this.servedBundle(caller, nodeId);
-    const file = bundle.files.find((candidate) => candidate.path === PROMISES_GENERATED);
-    if (!file) throw new NotFoundException(`the bundle ${bundle.hash} has no ${PROMISES_GENERATED}`);
+    const content = await available(this.trees.file(nodeId, bundle, PROMISES_GENERATED), response);
+    if (!content) throw new NotFoundException(`the bundle ${bundle.hash} has no ${PROMISES_GENERATED}`);
     response.setHeader('etag', `"${bundle.hash}"`);
-    response.type('text/plain').send(await this.blobs.read(file.sha256));
+    response.type('text/plain').send(content);
   }
 
   /** The bundle of the calling node: 403 for another node's, 401 once this relay no longer serves it. */
   private servedBundle(caller: Principal, nodeId: string): FeedBundle {
     if (caller.kind !== 'node' || caller.nodeId !== nodeId)
       throw new ForbiddenException('a node may read only its own policies');
-    const entry = this.log.latest(nodeId);
+    const bundle = this.trees.bundleOf(nodeId);
     // The guard let the node in a moment ago: only a feed entry applied since can make this fail.
-    if (!entry?.bundle || entryFor(entry, this.identity.relayId) !== 'keep')
+    if (!bundle)
       throw new UnauthorizedException(`relay ${this.identity.relayId} does not serve node ${nodeId}`);
-    return entry.bundle;
+    return bundle;
+  }
+}
+
+/** A read of files this relay lacks for now: 503 with Retry-After, for the node to come back. */
+async function available<T>(read: Promise<T>, response: Response): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (!(error instanceof TreeIncompleteError)) throw error;
+    response.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
+    throw new ServiceUnavailableException(error.message);
   }
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -11,21 +11,25 @@ import {
   BlobCollector,
   BlobDirectory,
   CONFIRMATION_SINK,
+  DiskHealth,
   FEED_LOG,
   FeedController,
   FeedLog,
   KnownRelays,
   RELAY_DIRECTORY,
+  stagingNameOf,
   subtreeAuthenticator,
+  writeFileDurably,
 } from '@policygen/distribution';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import { ServiceShellModule, createServiceApp } from '@policygen/service-kit';
 import { FetchRecorder } from '../relay/fetch-recorder';
 import { Follower } from '../relay/follower';
+import { NodeTrees } from '../relay/node-trees';
 import { ParentClient } from '../relay/parent-client';
 import { NodesController } from './nodes.controller';
 import type { RelayIdentity } from './tokens';
-import { FETCH_RECORDER, RELAY_IDENTITY } from './tokens';
+import { FETCH_RECORDER, NODE_TREES, RELAY_IDENTITY } from './tokens';
 
 export interface RelayOptions {
   readonly relayId: string;
@@ -57,24 +61,38 @@ export interface RelayService {
  * below it from disk, and follows its parent in the background.
  */
 export async function startRelay(options: RelayOptions): Promise<RelayService> {
-  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'));
-  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'));
+  const disk = new DiskHealth(options.logger);
+  // Durable: the cursor on disk never runs ahead of the entries (and their blobs) a power loss keeps.
+  const log = await FeedLog.open(join(options.dataDir, 'feed.jsonl'), { durable: true, health: disk });
+  const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'), { health: disk });
   // Versions before serving from the blobs kept hard-linked trees: nothing reads them any more.
   await rm(join(options.dataDir, 'trees'), { recursive: true, force: true });
   await rm(join(options.dataDir, 'nodes'), { recursive: true, force: true });
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  disk.register(registry);
   const identity: RelayIdentity = { relayId: options.relayId, parentUrl: options.parentUrl };
   const relaysFile = join(options.dataDir, 'relays.json');
+  disk.watch('relays', options.dataDir);
+  disk.removeLeftover('relays', stagingNameOf(relaysFile));
   // Kept on disk: after a restart, the relays below authenticate before the parent answers again.
   const relays = await readKnownRelays(relaysFile, options.logger);
+  let relaysUnsaved = false;
   const follower = new Follower({
     relayId: options.relayId,
     parent: new ParentClient(options.parentUrl, options.relayId, options.relayToken, registry),
     onSubtreeRelays: async (named) => {
-      if (!relays.replace(named)) return;
-      await writeFile(`${relaysFile}.tmp`, JSON.stringify(relays.all()));
-      await rename(`${relaysFile}.tmp`, relaysFile);
+      // Saved again after a failed save (a full disk), though nothing changed since.
+      if (!relays.replace(named) && !relaysUnsaved) return;
+      relaysUnsaved = true;
+      try {
+        writeFileDurably(relaysFile, JSON.stringify(relays.all()));
+      } catch (error) {
+        disk.writeFailed('relays', error);
+        throw error;
+      }
+      disk.writeSucceeded('relays');
+      relaysUnsaved = false;
       options.logger.info({ relays: named.length }, 'the relays below, as the parent names them, saved');
     },
     log,
@@ -84,7 +102,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
     ...(options.pollWaitMs === undefined ? {} : { pollWaitMs: options.pollWaitMs }),
   });
 
-  const readiness: ReadinessCheck[] = [{ name: 'parent', check: () => follower.readiness() }];
+  const readiness: ReadinessCheck[] = [{ name: 'parent', check: () => follower.readiness() }, disk.readiness];
 
   @Module({
     imports: [
@@ -105,6 +123,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       { provide: BLOB_DIRECTORY, useValue: blobs },
       { provide: RELAY_DIRECTORY, useValue: relays },
       { provide: RELAY_IDENTITY, useValue: identity },
+      { provide: NODE_TREES, useValue: new NodeTrees(options.relayId, log, blobs) },
       { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry, follower) },
     ],
   })

@@ -15,9 +15,12 @@ import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
 
+/** What the follower asks of its parent (ParentClient over HTTP). */
+export type Parent = Pick<ParentClient, 'url' | 'feed' | 'blobs' | 'confirm'>;
+
 export interface FollowerOptions {
   readonly relayId: string;
-  readonly parent: ParentClient;
+  readonly parent: Parent;
   readonly log: FeedLog;
   readonly blobs: BlobDirectory;
   readonly logger: Logger;
@@ -192,8 +195,13 @@ export class Follower implements ConfirmationSink {
   private async run(): Promise<void> {
     let backoffMs = 250;
     let ahead: { readonly after: number; readonly page: Promise<FeedPage> } | null = null;
+    let restored = !this.options.blobs.droppedAtOpening;
     while (!this.stopped) {
       try {
+        if (!restored) {
+          await this.restoreDroppedBlobs();
+          restored = true;
+        }
         const cursor = this.options.log.cursor;
         const page: FeedPage = await (ahead?.after === cursor
           ? ahead.page
@@ -229,6 +237,30 @@ export class Follower implements ConfirmationSink {
   }
 
   /**
+   * The blobs of the bundles served here that opening dropped as torn (a crash or power loss
+   * mid-write), fetched again before anything else: until then their nodes' downloads fail.
+   */
+  private async restoreDroppedBlobs(): Promise<void> {
+    const { relayId, blobs, log, logger } = this.options;
+    const missing = new Set<string>();
+    for (const entry of log.latestEntries())
+      if (entryFor(entry, relayId) === 'keep')
+        for (const file of entry.bundle?.files ?? []) if (!blobs.has(file.sha256)) missing.add(file.sha256);
+    if (missing.size === 0) return;
+    logger.warn(
+      { blobs: missing.size },
+      'blobs of served bundles dropped as torn at opening: fetching them again',
+    );
+    const absent = await this.fetchBlobs([...missing]);
+    blobs.sync();
+    if (absent.size > 0)
+      logger.error(
+        { blobs: absent.size, examples: [...absent].slice(0, 5) },
+        'blobs dropped as torn that the parent no longer holds: their nodes wait for their next bundle',
+      );
+  }
+
+  /**
    * One page: its missing blobs, then the entries appended at once, then its confirmations sent. A
    * node whose files the parent no longer holds (an entry superseded long ago, whose blobs were
    * collected) is left out of the page: it keeps the bundle it has until a later entry brings one.
@@ -259,6 +291,8 @@ export class Follower implements ConfirmationSink {
         'feed entries left out: the parent no longer holds their files; these nodes keep their bundle',
       );
     }
+    // The blobs reach the disk before the entries that name them (the log flushes each append).
+    blobs.sync();
     await log.append(entries, page.next);
 
     const confirmedAt = new Date().toISOString();

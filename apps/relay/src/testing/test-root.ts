@@ -113,16 +113,17 @@ export class TestRoot {
     return root;
   }
 
-  /** Bundles for nodes (at a version), on a path: their blobs first, then one entry each. */
+  /** Bundles for nodes (at a version), on a path, with `extra` files: their blobs first, then one entry each. */
   async publish(
     nodes: readonly number[],
     version: number,
     path = ['root', 'eu'],
     previousPath: string[] = [],
+    extra: readonly { path: string; content: string }[] = [],
   ): Promise<void> {
     const entries: FeedEntry[] = [];
     for (const node of nodes) {
-      const contents = files(node, version);
+      const contents = [...files(node, version), ...extra];
       await this.blobs.writeMany(contents.map(({ content }) => ({ sha256: digestOf(content), content })));
       this.seq++;
       entries.push({

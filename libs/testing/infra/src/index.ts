@@ -10,3 +10,4 @@ export { RestartableServer } from './lib/restartable-server';
 export { startRestartableKafka } from './lib/providers/local-kafka';
 export { startRestartableRedis } from './lib/providers/local-redis';
 export { startRestartablePostgres } from './lib/providers/local-postgres';
+export { SmallDisk } from './lib/small-disk';

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import {
   closeSync,
+  constants,
+  existsSync,
   fstatSync,
   ftruncateSync,
   openSync,
@@ -19,6 +21,8 @@ import {
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { DiskHealth } from './disk-health';
+import { fsyncDirectory, stagingNameOf, writeFileDurably } from './durable-files';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const readAt = promisify(readCallback);
@@ -30,6 +34,27 @@ const DELETED = 0xffffffff;
 const PACK_LIMIT = 256 * 2 ** 20;
 /** Bytes written at once: a batch is split so that no single buffer grows without bound. */
 const WRITE_CHUNK = 8 * 2 ** 20;
+/** Read and write, created when absent, never O_APPEND: every write goes where its index record says. */
+const READ_WRITE = constants.O_RDWR | constants.O_CREAT;
+/** How often at most `sync` records how far the files are flushed (the `synced` mark). */
+const MARK_INTERVAL_MS = 5_000;
+
+export interface BlobDirectoryOptions {
+  /** Told of torn writes repaired at opening and of writes that fail (a full disk). */
+  readonly health?: DiskHealth;
+  /** A pack takes new blobs until it is this large (default 256 MiB). */
+  readonly packLimit?: number;
+}
+
+/**
+ * How far the files were flushed when it was written: the index records before `records`, and
+ * each pack's bytes before its size, are on the disk. What lies beyond was never flushed: a power
+ * loss may have left it torn, so it is checked at opening; what lies before is trusted.
+ */
+interface SyncedMark {
+  readonly records: number;
+  readonly packs: Readonly<Record<string, number>>;
+}
 
 export interface Blob {
   readonly sha256: string;
@@ -40,8 +65,10 @@ interface Pack {
   readonly number: number;
   readonly fd: number;
   size: number;
-  /** Bytes of blobs held in it (the rest were deleted, or torn). */
+  /** Blobs held in it (counted, not their bytes: an empty blob is held too). */
   live: number;
+  /** Written since the last flush. */
+  dirty: boolean;
 }
 
 /**
@@ -55,6 +82,14 @@ interface Pack {
  * a blob) and rewritten when it holds more dead records than live ones; a pack whose blobs are
  * all deleted is removed. A directory of the former layout (`<first two hex>/<sha256>` files) is
  * taken into packs when opened.
+ *
+ * Crash safety: a batch's bytes are written where its index records say (never appended blindly),
+ * and a write that fails (ENOSPC) is cut off again, so neither file keeps a part of it. `sync`
+ * flushes both, and now and then records how far (`synced`, replaced durably). Opening checks what
+ * lies beyond that mark only (a clean stop leaves nothing; re-hashing 800k blobs at every start
+ * would cost seconds): a torn index record, records past their pack's end, bytes at a pack's end
+ * no record names, and blobs whose bytes do not match their digest are dropped, reported to the
+ * `DiskHealth`, and fetched again by whoever needs them.
  */
 export class BlobDirectory {
   private readonly slots = new Map<string, number>();
@@ -66,19 +101,41 @@ export class BlobDirectory {
   private current!: Pack;
   private indexFd = -1;
   private indexRecords = 0;
+  private indexDirty = false;
+  private markedAt = 0;
+  private dropped = false;
   /** Blobs asked for (`has`) since the collector last looked, when one is watching: in use by a writer. */
   private touched: Set<string> | null = null;
 
-  private constructor(private readonly directory: string) {}
+  private constructor(
+    private readonly directory: string,
+    private readonly options: BlobDirectoryOptions,
+  ) {}
 
-  static async open(directory: string): Promise<BlobDirectory> {
-    const blobs = new BlobDirectory(directory);
+  static async open(directory: string, options: BlobDirectoryOptions = {}): Promise<BlobDirectory> {
+    const blobs = new BlobDirectory(directory, options);
     await mkdir(join(directory, 'packs'), { recursive: true });
-    rmSync(join(directory, 'tmp'), { recursive: true, force: true });
+    options.health?.watch('blobs', directory);
+    for (const leftover of ['tmp', 'index.compacting', stagingNameOf('synced')])
+      blobs.removeLeftover(join(directory, leftover));
     blobs.openPacks();
     blobs.loadIndex();
     await blobs.adoptLooseFiles();
     return blobs;
+  }
+
+  private removeLeftover(path: string): void {
+    if (this.options.health) this.options.health.removeLeftover('blobs', path);
+    else rmSync(path, { recursive: true, force: true });
+  }
+
+  private repaired(kind: string, detail: Record<string, unknown>): void {
+    this.options.health?.tornWriteRepaired({ store: 'blobs', kind, detail });
+  }
+
+  /** Whether opening dropped blobs (torn): the bundles that name them need them fetched again. */
+  get droppedAtOpening(): boolean {
+    return this.dropped;
   }
 
   get count(): number {
@@ -130,8 +187,26 @@ export class BlobDirectory {
    * blobs that survive a power loss too (a process crash loses nothing either way).
    */
   sync(): void {
-    for (const pack of this.packs.values()) fdatasyncSync(pack.fd);
-    if (this.indexFd >= 0) fdatasyncSync(this.indexFd);
+    for (const pack of this.packs.values())
+      if (pack.dirty) {
+        fdatasyncSync(pack.fd);
+        pack.dirty = false;
+      }
+    if (this.indexFd >= 0 && this.indexDirty) {
+      fdatasyncSync(this.indexFd);
+      this.indexDirty = false;
+    }
+    if (Date.now() - this.markedAt >= MARK_INTERVAL_MS) this.markSynced();
+  }
+
+  /** Records how far the files are flushed (they are, by the caller): opening trusts what lies before. */
+  private markSynced(): void {
+    const mark: SyncedMark = {
+      records: this.indexRecords,
+      packs: Object.fromEntries([...this.packs.values()].map((pack) => [pack.number, pack.size])),
+    };
+    writeFileDurably(join(this.directory, 'synced'), JSON.stringify(mark));
+    this.markedAt = Date.now();
   }
 
   async read(sha256: string): Promise<Buffer> {
@@ -158,19 +233,28 @@ export class BlobDirectory {
   async deleteUnlessTouched(sha256: string): Promise<boolean> {
     const slot = this.slots.get(sha256);
     if (slot === undefined || this.touched?.has(sha256)) return false;
-    const record = Buffer.alloc(RECORD);
-    record.write(sha256, 0, 'hex');
-    record.writeUInt32LE(this.packOf[slot] ?? 0, 32);
-    record.writeUInt32LE(DELETED, 44);
-    writeSync(this.indexFd, record);
-    this.indexRecords++;
+    try {
+      this.writeRecords(deletionRecord(sha256, this.packOf[slot] ?? 0));
+    } catch (error) {
+      this.options.health?.writeFailed('blobs', error);
+      throw error;
+    }
+    this.options.health?.writeSucceeded('blobs');
     this.forget(sha256, slot);
-    if (this.indexRecords > 2 * this.slots.size + 100_000) this.rewriteIndex();
+    if (this.indexRecords > 2 * this.slots.size + 100_000) this.rewriteIndexIfPossible();
     return true;
   }
 
-  /** Closes the files (the directory is not usable after). */
+  /** Flushes and closes the files (the directory is not usable after): a clean stop leaves nothing to check. */
   close(): void {
+    try {
+      if (this.indexFd >= 0) {
+        this.markedAt = 0;
+        this.sync();
+      }
+    } catch (error) {
+      this.options.health?.writeFailed('blobs', error);
+    }
     for (const pack of this.packs.values()) closeSync(pack.fd);
     this.packs.clear();
     if (this.indexFd >= 0) closeSync(this.indexFd);
@@ -192,7 +276,8 @@ export class BlobDirectory {
   private append(blobs: readonly (readonly [string, Buffer])[]): void {
     let start = 0;
     while (start < blobs.length) {
-      if (this.current.size >= PACK_LIMIT) this.current = this.openPack(this.current.number + 1);
+      if (this.current.size >= (this.options.packLimit ?? PACK_LIMIT))
+        this.current = this.openPack(this.current.number + 1);
       const pack = this.current;
       const contents: Buffer[] = [];
       const records = Buffer.alloc(RECORD * Math.min(blobs.length - start, 65_536));
@@ -209,9 +294,17 @@ export class BlobDirectory {
         bytes += content.length;
         end++;
       }
-      writeAllAt(pack.fd, contents, pack.size);
-      writeSync(this.indexFd, records, 0, RECORD * (end - start));
-      this.indexRecords += end - start;
+      try {
+        writeAllAt(pack.fd, contents, pack.size);
+        pack.dirty = true;
+        this.writeRecords(records.subarray(0, RECORD * (end - start)));
+      } catch (error) {
+        // Not held: the bytes written of the batch are cut off, so that the next batch goes where they were.
+        cutBack(pack.fd, pack.size);
+        this.options.health?.writeFailed('blobs', error);
+        throw error;
+      }
+      this.options.health?.writeSucceeded('blobs');
       let offset = pack.size;
       for (let index = start; index < end; index++) {
         const [sha256, content] = blobs[index] as readonly [string, Buffer];
@@ -219,9 +312,26 @@ export class BlobDirectory {
         offset += content.length;
       }
       pack.size += bytes;
-      pack.live += bytes;
+      pack.live += end - start;
       start = end;
     }
+  }
+
+  /**
+   * Index records written after the last whole one; a write that fails is cut off again: a part of
+   * a record would shift every later one.
+   */
+  private writeRecords(records: Buffer): void {
+    const at = this.indexRecords * RECORD;
+    try {
+      for (let done = 0; done < records.length;)
+        done += writeSync(this.indexFd, records, done, records.length - done, at + done);
+    } catch (error) {
+      cutBack(this.indexFd, at);
+      throw error;
+    }
+    this.indexRecords += records.length / RECORD;
+    this.indexDirty = true;
   }
 
   private remember(sha256: string, pack: number, offset: number, length: number): void {
@@ -243,7 +353,7 @@ export class BlobDirectory {
     this.freeSlots.push(slot);
     const pack = this.packs.get(this.packOf[slot] ?? 0);
     if (!pack) return;
-    pack.live -= this.lengthOf[slot] ?? 0;
+    pack.live--;
     if (pack.live <= 0 && pack !== this.current) {
       // Nothing of it is held any more: readers that located a blob in it have read it (synchronously) or hold the fd.
       this.packs.delete(pack.number);
@@ -270,8 +380,11 @@ export class BlobDirectory {
   }
 
   private openPack(number: number): Pack {
-    const fd = openSync(this.packPath(number), 'a+');
-    const pack: Pack = { number, fd, size: fstatSync(fd).size, live: 0 };
+    const path = this.packPath(number);
+    const created = !existsSync(path);
+    const fd = openSync(path, READ_WRITE);
+    if (created) fsyncDirectory(join(this.directory, 'packs'));
+    const pack: Pack = { number, fd, size: fstatSync(fd).size, live: 0, dirty: false };
     this.packs.set(number, pack);
     return pack;
   }
@@ -283,18 +396,28 @@ export class BlobDirectory {
       .map(Number)
       .sort((a, b) => a - b);
     for (const number of numbers) this.openPack(number);
-    this.current = this.openPack((numbers[numbers.length - 1] ?? 0) + (numbers.length === 0 ? 1 : 0));
+    // The last pack goes on taking blobs (opened once: a second descriptor would never be closed).
+    this.current = this.packs.get(numbers[numbers.length - 1] ?? 0) ?? this.openPack(1);
   }
 
   private loadIndex(): void {
     const file = join(this.directory, 'index');
-    this.indexFd = openSync(file, 'a+');
+    const created = !existsSync(file);
+    this.indexFd = openSync(file, READ_WRITE);
+    if (created) fsyncDirectory(this.directory);
+    const mark = this.readMark();
     const size = fstatSync(this.indexFd).size;
     const whole = size - (size % RECORD);
+    /** Where each pack's recorded blobs end (deleted ones too): bytes beyond were never indexed. */
+    const recordedEnd = new Map<number, number>();
+    /** Blobs recorded after the mark: their bytes may not have reached the disk whole. */
+    const unverified = new Set<string>();
+    let pastEnd = 0;
+    let recordNumber = 0;
     const chunk = Buffer.allocUnsafe(RECORD * 65_536);
     for (let position = 0; position < whole;) {
       const bytes = readSync(this.indexFd, chunk, 0, Math.min(chunk.length, whole - position), position);
-      for (let at = 0; at + RECORD <= bytes; at += RECORD) {
+      for (let at = 0; at + RECORD <= bytes; at += RECORD, recordNumber++) {
         const sha256 = chunk.toString('hex', at, at + 32);
         const number = chunk.readUInt32LE(at + 32);
         const offset = chunk.readDoubleLE(at + 36);
@@ -302,27 +425,93 @@ export class BlobDirectory {
         const slot = this.slots.get(sha256);
         if (length === DELETED) {
           if (slot !== undefined) this.forgetQuietly(sha256, slot);
+          unverified.delete(sha256);
           continue;
         }
         const pack = this.packs.get(number);
         // Its bytes never reached the pack (a crash between the two writes): not held.
-        if (!pack || offset + length > pack.size) continue;
+        if (!pack || offset + length > pack.size) {
+          pastEnd++;
+          continue;
+        }
+        recordedEnd.set(number, Math.max(recordedEnd.get(number) ?? 0, offset + length));
         if (slot !== undefined) this.forgetQuietly(sha256, slot);
         this.remember(sha256, number, offset, length);
-        pack.live += length;
+        pack.live++;
+        if (mark === null || recordNumber >= mark.records) unverified.add(sha256);
+        else unverified.delete(sha256);
       }
       position += bytes;
     }
     this.indexRecords = whole / RECORD;
     // A record without its end was being written when the process stopped: it never counted.
-    if (whole !== size) ftruncateSync(this.indexFd, whole);
+    if (whole !== size) {
+      ftruncateSync(this.indexFd, whole);
+      this.repaired('torn-index-record', { bytes: size - whole });
+    }
+    if (pastEnd > 0) {
+      this.repaired('index-past-pack-end', { records: pastEnd });
+      this.dropped = true;
+    }
+    this.cutUnindexedTails(recordedEnd, mark);
+    this.dropMismatched(unverified);
     for (const pack of [...this.packs.values()])
       if (pack.live === 0 && pack !== this.current) {
         this.packs.delete(pack.number);
         closeSync(pack.fd);
         unlinkSync(this.packPath(pack.number));
       }
-    if (this.indexRecords > 2 * this.slots.size + 100_000) this.rewriteIndex();
+    if (this.indexRecords > 2 * this.slots.size + 100_000 || pastEnd > 0) this.rewriteIndexIfPossible();
+  }
+
+  private readMark(): SyncedMark | null {
+    try {
+      return JSON.parse(readFileSync(join(this.directory, 'synced'), 'utf8')) as SyncedMark;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Bytes at a pack's end that no record names and that were not there at the last flush: a batch
+   * whose index records never got written. Cut off, so that the pack ends with its last blob.
+   */
+  private cutUnindexedTails(recordedEnd: ReadonlyMap<number, number>, mark: SyncedMark | null): void {
+    for (const pack of this.packs.values()) {
+      const end = Math.max(recordedEnd.get(pack.number) ?? 0, mark?.packs[pack.number] ?? 0);
+      if (pack.size <= end) continue;
+      ftruncateSync(pack.fd, end);
+      this.repaired('unindexed-pack-tail', { pack: pack.number, bytes: pack.size - end });
+      pack.size = end;
+    }
+  }
+
+  /** The blobs recorded after the mark whose bytes do not match their digest: dropped, to be fetched again. */
+  private dropMismatched(unverified: ReadonlySet<string>): void {
+    const dropped: string[] = [];
+    for (const sha256 of unverified) {
+      const slot = this.slots.get(sha256);
+      if (slot === undefined) continue;
+      let content: Buffer | null;
+      try {
+        content = this.readNow(sha256);
+      } catch {
+        content = null;
+      }
+      if (content && createHash('sha256').update(content).digest('hex') === sha256) continue;
+      this.writeRecords(deletionRecord(sha256, this.packOf[slot] ?? 0));
+      this.forgetQuietly(sha256, slot);
+      dropped.push(sha256);
+    }
+    if (dropped.length > 0) {
+      this.repaired('digest-mismatch', { blobs: dropped.length, examples: dropped.slice(0, 5) });
+      this.dropped = true;
+    }
+    // What was checked is flushed, then marked: the next opening checks only what comes after.
+    for (const pack of this.packs.values()) pack.dirty = true;
+    this.indexDirty = true;
+    this.markedAt = 0;
+    this.sync();
   }
 
   /** While loading: a later record replaces an earlier one, without removing packs half read. */
@@ -330,7 +519,17 @@ export class BlobDirectory {
     this.slots.delete(sha256);
     this.freeSlots.push(slot);
     const pack = this.packs.get(this.packOf[slot] ?? 0);
-    if (pack) pack.live -= this.lengthOf[slot] ?? 0;
+    if (pack) pack.live--;
+  }
+
+  /** A rewrite that fails (a full disk) leaves the index as it was: tried again at the next deletion. */
+  private rewriteIndexIfPossible(): void {
+    try {
+      this.rewriteIndex();
+    } catch (error) {
+      rmSync(join(this.directory, 'index.compacting'), { force: true });
+      this.options.health?.writeFailed('blobs', error);
+    }
   }
 
   /** The index with live records only, written aside and renamed over the old one. */
@@ -358,9 +557,12 @@ export class BlobDirectory {
     }
     for (const pack of this.packs.values()) fsyncSync(pack.fd);
     renameSync(staging, file);
+    fsyncDirectory(this.directory);
     closeSync(this.indexFd);
-    this.indexFd = openSync(file, 'a+');
+    this.indexFd = openSync(file, READ_WRITE);
     this.indexRecords = this.slots.size;
+    this.indexDirty = false;
+    this.markSynced();
   }
 
   /** Blobs of the former layout, one file each under `<first two hex>/`: taken into the packs, then removed. */
@@ -394,5 +596,23 @@ function writeAllAt(fd: number, buffers: readonly Buffer[], position: number): v
         done += writeSync(fd, rest, done, rest.length - done, at + written + done);
     }
     at += bytes;
+  }
+}
+
+/** The record that deletes a blob. */
+function deletionRecord(sha256: string, pack: number): Buffer {
+  const record = Buffer.alloc(RECORD);
+  record.write(sha256, 0, 'hex');
+  record.writeUInt32LE(pack, 32);
+  record.writeUInt32LE(DELETED, 44);
+  return record;
+}
+
+/** Cuts a file back to a length after a failed write; shrinking needs no space, so this rarely fails. */
+function cutBack(fd: number, length: number): void {
+  try {
+    ftruncateSync(fd, length);
+  } catch {
+    // Left longer: the next write goes at `length` all the same (positional), over the stray bytes.
   }
 }

@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FeedEntry } from '../feed';
+import { DiskHealth } from './disk-health';
 import { FeedLog } from './feed-log';
 
 const AT = '2026-11-24T10:00:00.000Z';
@@ -88,5 +97,78 @@ describe('FeedLog on a large file', () => {
     expect(reopened.nodeCount).toBe(nodes);
     expect(reopened.latest('node-5')?.seq).toBe(nodes + 6);
     await reopened.close();
+  });
+});
+
+describe('FeedLog after a crash mid-append: the torn tail found, counted and cut at opening', () => {
+  let directory: string;
+  let file: string;
+  let health: DiskHealth;
+  beforeEach(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'policygen-feed-torn-'));
+    file = join(directory, 'feed.jsonl');
+    health = new DiskHealth();
+    const log = await FeedLog.open(file, { durable: true });
+    await log.append([entry(1, 1), entry(2, 2)], 5);
+    await log.close();
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  const reopenedAfter = async (tail: string | Buffer): Promise<FeedLog> => {
+    const size = statSync(file).size;
+    appendFileSync(file, tail);
+    const log = await FeedLog.open(file, { health });
+    expect(statSync(file).size).toBe(size);
+    expect(log.cursor).toBe(5);
+    expect(log.nodeCount).toBe(2);
+    return log;
+  };
+
+  it('cuts a line without its newline, and appends after the cut', async () => {
+    const log = await reopenedAfter(JSON.stringify(entry(6, 3)).slice(0, 100));
+    expect(health.repaired).toMatchObject([{ store: 'feed', kind: 'torn-line', detail: { line: 4 } }]);
+    await log.append([entry(6, 3)]);
+    await log.close();
+    const again = await FeedLog.open(file);
+    expect(again.latest('node-3')).toEqual(entry(6, 3));
+    await again.close();
+  });
+
+  it('cuts at a line a power loss filled with zeros, and drops what follows it (never acknowledged)', async () => {
+    const log = await reopenedAfter(
+      Buffer.concat([Buffer.alloc(300), Buffer.from(`\n${JSON.stringify(entry(7, 4))}\n`)]),
+    );
+    expect(health.repaired).toMatchObject([{ kind: 'torn-line', detail: { line: 4 } }]);
+    expect(String(health.repaired[0]?.detail['reason'])).toMatch(/^not JSON/);
+    expect(log.latest('node-4')).toBeUndefined();
+    await log.close();
+  });
+
+  it('cuts at a line that is JSON but no entry', async () => {
+    const log = await reopenedAfter('{"seq":6,"nodeId":""}\n');
+    expect(String(health.repaired[0]?.detail['reason'])).toMatch(/^not a feed entry/);
+    await log.close();
+  });
+
+  it('removes a rewrite left half done, keeping the log it was to replace', async () => {
+    writeFileSync(`${file}.compacting`, '{"seq":1');
+    const log = await FeedLog.open(file, { health });
+    expect(health.repaired).toMatchObject([{ kind: 'leftover-staging-file' }]);
+    expect(existsSync(`${file}.compacting`)).toBe(false);
+    expect(log.nodeCount).toBe(2);
+    await log.close();
+  });
+
+  it('rewrites aside and renames: the file after a compaction holds each node once and the cursor', async () => {
+    const log = await FeedLog.open(file, { compactAfter: 2 });
+    await log.append([entry(6, 1), entry(7, 2)]);
+    await log.close();
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { seq?: number; next?: number }).seq ?? 'next')).toEqual([
+      6,
+      7,
+      'next',
+    ]);
+    expect(existsSync(`${file}.compacting`)).toBe(false);
   });
 });

@@ -1,10 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { FeedEntry, FeedFile } from '../feed';
 import { feedEntrySchema } from '../feed';
 import { BlobReferences } from './blob-references';
+import type { DiskHealth } from './disk-health';
+import { fsyncDirectory } from './durable-files';
 
 export interface FeedLogOptions {
   /** Flush each append to the disk before it resolves (the root's log: its source commits after). */
@@ -14,6 +16,8 @@ export interface FeedLogOptions {
    * at least 10,000, so that the file stays under twice its live size at a bounded rewriting cost).
    */
   readonly compactAfter?: number;
+  /** Told of torn writes repaired at opening and of writes that fail (a full disk). */
+  readonly health?: DiskHealth;
 }
 
 export interface FeedSlice {
@@ -27,6 +31,13 @@ export interface FeedSlice {
  * supersedes are folded into its `previousPath`, so that a relay whose cursor is older than a
  * superseded entry still learns that the node left it. Older lines are dropped when the file is
  * rewritten.
+ *
+ * Crash safety: a line is a record, complete once its newline is written. An append that fails
+ * (ENOSPC) is cut off again, so the file never keeps a part of one; a durable log flushes each
+ * append before it resolves. Opening keeps the lines up to the first that is torn (no newline,
+ * not JSON, not an entry: a crash or power loss mid-append) and cuts the file there: what followed
+ * was never acknowledged, and is given again (the bus redelivers it, the parent's feed has it).
+ * A rewrite goes aside, is flushed, renamed over the file, and the directory flushed.
  */
 export class FeedLog {
   private readonly latestByNode = new Map<string, FeedEntry>();
@@ -39,6 +50,8 @@ export class FeedLog {
    */
   private interned = new Interner();
   private position = 0;
+  /** Bytes of whole lines in the file: where the next append goes, and where a failed one is cut back to. */
+  private size = 0;
   private newestRevision = 0;
   private superseded = 0;
   private waiters: (() => void)[] = [];
@@ -54,16 +67,31 @@ export class FeedLog {
   static async open(file: string, options: FeedLogOptions = {}): Promise<FeedLog> {
     const log = new FeedLog(file, options);
     await mkdir(dirname(file), { recursive: true });
-    const { complete, torn } = await log.load();
+    options.health?.watch('feed', dirname(file));
+    if (options.health) options.health.removeLeftover('feed', `${file}.compacting`);
+    else await rm(`${file}.compacting`, { force: true });
+    const created = !existsSync(file);
+    const torn = await log.load();
     log.handle = await open(file, 'a');
-    // A line without its newline was being written when the process stopped: it never counted.
-    if (torn) await log.handle.truncate(complete);
+    if (created) fsyncDirectory(dirname(file));
+    if (torn) {
+      const { size } = await log.handle.stat();
+      await log.handle.truncate(log.size);
+      await log.handle.datasync();
+      options.health?.tornWriteRepaired({
+        store: 'feed',
+        kind: 'torn-line',
+        detail: { file, line: torn.line, reason: torn.reason, bytesCut: size - log.size },
+      });
+    }
     return log;
   }
 
-  /** Reads the file line by line (it may be larger than a string can be); indexes what it holds. */
-  private async load(): Promise<{ complete: number; torn: boolean }> {
-    let complete = 0;
+  /**
+   * Reads the file line by line (it may be larger than a string can be); indexes what it holds up
+   * to the first torn line, which it names (with the whole lines' size in `size`).
+   */
+  private async load(): Promise<{ line: number; reason: string } | null> {
     let lineNumber = 0;
     let carry: Buffer = Buffer.alloc(0);
     const stream = createReadStream(this.file, { highWaterMark: 4 * 2 ** 20 });
@@ -72,27 +100,41 @@ export class FeedLog {
         const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
         let start = 0;
         for (let newline = data.indexOf(10, start); newline !== -1; newline = data.indexOf(10, start)) {
-          this.load1(data.toString('utf8', start, newline), ++lineNumber);
+          const problem = this.load1(data.toString('utf8', start, newline));
+          if (problem !== null) {
+            stream.destroy();
+            return { line: lineNumber + 1, reason: problem };
+          }
+          lineNumber++;
+          this.size += newline + 1 - start;
           start = newline + 1;
         }
-        complete += start;
         carry = data.subarray(start);
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    return { complete, torn: carry.length > 0 };
+    return carry.length > 0
+      ? { line: lineNumber + 1, reason: 'no newline: the last line was cut short' }
+      : null;
   }
 
-  private load1(line: string, lineNumber: number): void {
-    const record = JSON.parse(line) as { readonly next?: number };
-    if (typeof record.next === 'number') this.position = Math.max(this.position, record.next);
-    else {
-      const parsed = feedEntrySchema.safeParse(record);
-      if (!parsed.success)
-        throw new Error(`${this.file}:${lineNumber}: not a feed entry: ${parsed.error.message}`);
-      this.index(parsed.data);
+  /** Indexes a line; what is wrong with it when it is no record. */
+  private load1(line: string): string | null {
+    let record: { readonly next?: number };
+    try {
+      record = JSON.parse(line) as { readonly next?: number };
+    } catch (error) {
+      return `not JSON: ${(error as Error).message}`;
     }
+    if (typeof record?.next === 'number') {
+      this.position = Math.max(this.position, record.next);
+      return null;
+    }
+    const parsed = feedEntrySchema.safeParse(record);
+    if (!parsed.success) return `not a feed entry: ${parsed.error.message}`;
+    this.index(parsed.data);
+    return null;
   }
 
   /** The position up to which the feed is known: the last entry's seq, or further (`advance`). */
@@ -137,15 +179,12 @@ export class FeedLog {
     const text =
       entries.map((entry) => `${JSON.stringify(entry)}\n`).join('') +
       (mark === undefined ? '' : `${JSON.stringify({ next: mark })}\n`);
-    await this.serially(async () => {
-      const handle = this.openHandle();
-      await handle.write(text);
-      if (this.options.durable) await handle.datasync();
-    });
+    await this.serially(() => this.write(Buffer.from(text)));
     for (const entry of entries) this.index(entry);
     if (mark !== undefined) this.position = mark;
     if (this.superseded >= (this.options.compactAfter ?? Math.max(10_000, this.latestByNode.size)))
-      await this.compact();
+      // The entries are written: a rewrite that fails (a full disk) is no failure of the append.
+      await this.compact().catch((error: unknown) => this.options.health?.writeFailed('feed', error));
     const waiting = this.waiters;
     this.waiters = [];
     for (const wake of waiting) wake();
@@ -235,23 +274,34 @@ export class FeedLog {
       const latest = [...this.latestByNode.values()].sort((a, b) => a.seq - b.seq);
       const staging = `${this.file}.compacting`;
       const handle = await open(staging, 'w');
+      let size = 0;
       try {
         // In slices: the whole file would not fit in one string at 100k nodes.
-        for (let start = 0; start < latest.length; start += 1_000)
-          await handle.write(
+        for (let start = 0; start <= latest.length; start += 1_000) {
+          const lines =
             latest
               .slice(start, start + 1_000)
               .map((entry) => `${JSON.stringify(entry)}\n`)
-              .join(''),
-          );
-        await handle.write(`${JSON.stringify({ next: this.position })}\n`);
+              .join('') +
+            (start + 1_000 > latest.length ? `${JSON.stringify({ next: this.position })}\n` : '');
+          const { bytesWritten } = await handle.write(lines);
+          if (bytesWritten !== Buffer.byteLength(lines)) throw new Error(`${staging}: a short write`);
+          size += bytesWritten;
+        }
         await handle.datasync();
-      } finally {
+      } catch (error) {
         await handle.close();
+        await rm(staging, { force: true });
+        throw error;
       }
-      await this.handle?.close();
+      await handle.close();
+      // Renamed over the file while the old handle is open (it holds the old file): no moment without one.
       await rename(staging, this.file);
+      fsyncDirectory(dirname(this.file));
+      const previous = this.handle;
       this.handle = await open(this.file, 'a');
+      await previous?.close();
+      this.size = size;
       this.latestByNode.clear();
       this.entriesBySeq.clear();
       this.seqsByRelay.clear();
@@ -262,6 +312,22 @@ export class FeedLog {
       this.position = position;
       this.superseded = 0;
     });
+  }
+
+  /** Whole lines at the end of the file, flushed when durable; a part written is cut off again. */
+  private async write(bytes: Buffer): Promise<void> {
+    const handle = this.openHandle();
+    try {
+      for (let done = 0; done < bytes.length;)
+        done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+      if (this.options.durable) await handle.datasync();
+    } catch (error) {
+      await handle.truncate(this.size).catch(() => undefined);
+      this.options.health?.writeFailed('feed', error);
+      throw error;
+    }
+    this.size += bytes.length;
+    this.options.health?.writeSucceeded('feed');
   }
 
   private openHandle(): FileHandle {

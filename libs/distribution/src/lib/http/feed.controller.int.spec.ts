@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
+import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,5 +156,33 @@ describe('FeedController: blobs over HTTP', () => {
       404,
     );
     expect((await fetch(`${url}/blobs/nothex`, { headers: ROOT_CREDENTIAL })).status).toBe(400);
+  });
+
+  it('goes on serving when readers go away mid-tar (a relay killed mid-sync), at any moment of the stream', async () => {
+    const body = JSON.stringify({ digests: contents.slice(0, 500).map(digestOf) });
+    // Each reader hangs up after its n-th chunk: the archive is cut while entries are pending.
+    for (let chunks = 1; chunks <= 40; chunks += 3)
+      await new Promise<void>((resolve, reject) => {
+        const outgoing = request(`${url}/blobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...ROOT_CREDENTIAL },
+        });
+        outgoing.on('response', (incoming) => {
+          let seen = 0;
+          incoming.on('data', () => {
+            if (++seen === chunks) outgoing.destroy();
+          });
+          incoming.on('end', resolve);
+        });
+        outgoing.on('close', resolve);
+        outgoing.on('error', (error) =>
+          (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve() : reject(error),
+        );
+        outgoing.end(body);
+      });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const response = await post({ digests: contents.slice(0, 500).map(digestOf) });
+    expect(response.status).toBe(200);
+    expect((await untar(await response.arrayBuffer())).size).toBe(500);
   });
 });

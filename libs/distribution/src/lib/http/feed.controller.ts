@@ -22,6 +22,7 @@ import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedPage } from '../feed';
 import { confirmationsSchema } from '../feed';
+import { addTarEntry } from './tar-stream-entry';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
 
@@ -151,7 +152,7 @@ export class FeedController {
     archive.pipe(response);
     try {
       for (const [index, digest] of digests.entries()) {
-        archive.entry({ name: digest, mode: 0o644, mtime: EPOCH }, this.blobs.readNow(digest));
+        addTarEntry(archive, { name: digest, mode: 0o644, mtime: EPOCH }, this.blobs.readNow(digest));
         if (response.writableNeedDrain)
           await Promise.race([once(response, 'drain'), once(response, 'close')]);
         else if (index % BLOB_READ_SLICE === BLOB_READ_SLICE - 1) await new Promise(setImmediate);

@@ -1,0 +1,43 @@
+import { closeSync, fsyncSync, openSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * Flushes a directory's entries (a file created, renamed or removed in it) to the disk: without it,
+ * a power loss can forget a rename that the file's own fsync made durable.
+ */
+export function fsyncDirectory(directory: string): void {
+  const fd = openSync(directory, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The staging name `writeFileDurably` writes a file under before renaming it: a leftover is a torn write. */
+export function stagingNameOf(file: string): string {
+  return `${file}.tmp`;
+}
+
+/**
+ * Replaces a file whole, crash-safe: written to a staging file in the same directory, flushed,
+ * renamed over the file, and the directory flushed. A reader (or a restart) sees the old content or
+ * the new, never a part. A failed write (ENOSPC) leaves the old file and no staging file.
+ */
+export function writeFileDurably(file: string, content: string | Buffer): void {
+  const staging = stagingNameOf(file);
+  try {
+    const fd = openSync(staging, 'w');
+    try {
+      writeFileSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(staging, file);
+  } catch (error) {
+    rmSync(staging, { force: true });
+    throw error;
+  }
+  fsyncDirectory(dirname(file));
+}
