@@ -190,7 +190,8 @@ export class ChaosRig {
     const injectedAt = this.elapsed();
     const { target, heal } = await this.break(fault.kind);
     this.say(`[chaos] +${seconds(injectedAt)} ${fault.kind} (${target}), down ${seconds(fault.downMs)}`);
-    await new Promise((resolve) => setTimeout(resolve, fault.downMs));
+    // A flush has nothing to heal: the store is up, only emptied.
+    if (fault.kind !== 'flush-redis') await new Promise((resolve) => setTimeout(resolve, fault.downMs));
     await heal();
     const healedAt = this.elapsed();
     // Recovered: a change made after the heal has reached every relay.
