@@ -12,6 +12,12 @@ export interface ServerRecipe {
   readonly startTimeoutMs: number;
   /** The folder holding its data and log: removed by close(), kept across restarts. */
   readonly workDir: string;
+  /**
+   * How long a start may be tried again when the server exits at once: after a SIGKILL, what the
+   * killed one left (Postgres's children, which live in sessions of their own, and its lock file)
+   * takes a moment to go.
+   */
+  readonly restartGraceMs?: number;
 }
 
 /**
@@ -40,11 +46,20 @@ export class RestartableServer {
   async start(): Promise<void> {
     if (this.closed) throw new Error(`${this.recipe.what} is closed`);
     if (this.running) return;
-    this.current = ManagedProcess.start(this.recipe.process);
-    await waitUntilReady(this.current, this.recipe.probe, {
-      what: this.recipe.what,
-      timeoutMs: this.recipe.startTimeoutMs,
-    });
+    const graceEnds = Date.now() + (this.recipe.restartGraceMs ?? 0);
+    for (;;) {
+      this.current = ManagedProcess.start(this.recipe.process);
+      try {
+        await waitUntilReady(this.current, this.recipe.probe, {
+          what: this.recipe.what,
+          timeoutMs: this.recipe.startTimeoutMs,
+        });
+        return;
+      } catch (error) {
+        if (this.current.running || Date.now() >= graceEnds) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   }
 
   /** Asks it to stop, as an operator would. */

@@ -112,6 +112,7 @@ export async function startRestartablePostgres(
     what: `PostgreSQL (private cluster in ${dataDir}, port ${port})`,
     workDir,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    restartGraceMs: 20_000,
     probe: () => withClient(url, async () => true),
     process: { name: 'postgres', command, args, logFile: join(workDir, 'postgres.log') },
   });
