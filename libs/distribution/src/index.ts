@@ -7,7 +7,6 @@ export * from './lib/disk/blob-directory';
 export * from './lib/disk/feed-log';
 export * from './lib/disk/blob-collector';
 export * from './lib/disk/disk-health';
-export * from './lib/disk/durable-files';
 export * from './lib/http/feed.controller';
 export * from './lib/http/feed-access';
 export * from './lib/http/tar-stream-entry';

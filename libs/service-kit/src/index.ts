@@ -16,3 +16,4 @@ export * from './lib/auth/bearer';
 export * from './lib/auth/credential.guard';
 export * from './lib/auth/principal';
 export * from './lib/delivery-readiness';
+export { fsyncDirectory, stagingNameOf, writeFileDurably } from './lib/durable-files';

@@ -16,5 +16,5 @@ export type { PostgresApiTokenStoreOptions } from './lib/api-tokens/postgres-api
 export { FileConfigDatabase, FileConfigStore } from './lib/file/file-config-store';
 export type { FileConfigStoreOptions } from './lib/file/file-config-store';
 export { FileApiTokenStore } from './lib/file/file-api-token-store';
-export { Journal, syncDirectory, writeFileDurably } from './lib/file/journal';
+export { Journal } from './lib/file/journal';
 export type { JournalRecovery } from './lib/file/journal';

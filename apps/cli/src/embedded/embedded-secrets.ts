@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeFileDurably } from '@policygen/store';
+import { writeFileDurably } from '@policygen/service-kit';
 
 /** The secrets of an embedded run: what its tokens derive from or are checked against. */
 export interface EmbeddedSecrets {
@@ -66,7 +66,7 @@ export class SecretsFile {
 
   private async save(): Promise<void> {
     if (this.file === null) return;
-    await writeFileDurably(this.file, `${JSON.stringify({ schemaVersion: 1, ...this.current }, null, 2)}\n`, {
+    writeFileDurably(this.file, `${JSON.stringify({ schemaVersion: 1, ...this.current }, null, 2)}\n`, {
       mode: 0o600,
     });
   }

@@ -17,12 +17,15 @@ import {
   FeedLog,
   KnownRelays,
   RELAY_DIRECTORY,
-  stagingNameOf,
   subtreeAuthenticator,
-  writeFileDurably,
 } from '@policygen/distribution';
 import type { ReadinessCheck } from '@policygen/service-kit';
-import { ServiceShellModule, createServiceApp } from '@policygen/service-kit';
+import {
+  ServiceShellModule,
+  createServiceApp,
+  stagingNameOf,
+  writeFileDurably,
+} from '@policygen/service-kit';
 import { FetchRecorder } from '../relay/fetch-recorder';
 import { Follower } from '../relay/follower';
 import { NodeTrees } from '../relay/node-trees';

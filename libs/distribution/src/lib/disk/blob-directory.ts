@@ -22,7 +22,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DiskHealth } from './disk-health';
-import { fsyncDirectory, stagingNameOf, writeFileDurably } from './durable-files';
+import { fsyncDirectory, stagingNameOf, writeFileDurably } from '@policygen/service-kit';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const readAt = promisify(readCallback);

@@ -6,7 +6,7 @@ import type { FeedEntry, FeedFile } from '../feed';
 import { feedEntrySchema } from '../feed';
 import { BlobReferences } from './blob-references';
 import type { DiskHealth } from './disk-health';
-import { fsyncDirectory } from './durable-files';
+import { fsyncDirectory } from '@policygen/service-kit';
 
 export interface FeedLogOptions {
   /** Flush each append to the disk before it resolves (the root's log: its source commits after). */

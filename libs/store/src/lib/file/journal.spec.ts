@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
-import { Journal, parseJournal, writeFileDurably } from './journal';
+import { Journal, parseJournal } from './journal';
 
 describe('Journal', () => {
   let directory: string;
@@ -64,14 +64,6 @@ describe('Journal', () => {
     await second.journal.append({ n: 3 }, { durable: true });
     await second.journal.close();
     expect((await Journal.open<{ n: number }>(file)).records).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
-  });
-
-  it('replaces a file whole, with the mode asked for', async () => {
-    const file = join(directory, 'secrets.json');
-    await writeFileDurably(file, 'one', { mode: 0o600 });
-    await writeFileDurably(file, 'two', { mode: 0o600 });
-    expect(readFileSync(file, 'utf8')).toBe('two');
-    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });
 

@@ -1,7 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { fsyncDirectory } from '@policygen/service-kit';
 
 /** What opening a journal found, and mended. */
 export interface JournalRecovery {
@@ -54,7 +55,7 @@ export class Journal {
     const { records, complete } = parseJournal<T>(content, file);
     // Its records may name secrets (a node's properties): only the owner reads it.
     const handle = await open(file, 'a', 0o600);
-    if (created) await syncDirectory(dirname(file));
+    if (created) fsyncDirectory(dirname(file));
     const tornBytes = content.length - complete;
     if (tornBytes > 0) {
       await handle.truncate(complete);
@@ -142,39 +143,6 @@ function parseLine<T>(line: string): { ok: true; record: T } | { ok: false; reas
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-}
-
-/** Flushes a directory's entries (a file created or renamed in it) to the disk. */
-export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Replaces a file whole, crash-safe: written aside, flushed, renamed over it, and the directory
- * flushed. A reader (or a restart) sees the old content or the new one, never a part.
- */
-export async function writeFileDurably(
-  file: string,
-  content: string,
-  options: { readonly mode?: number } = {},
-): Promise<void> {
-  const aside = `${file}.${process.pid}.writing`;
-  await mkdir(dirname(file), { recursive: true });
-  await rm(aside, { force: true });
-  const handle = await open(aside, 'wx', options.mode ?? 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(aside, file);
-  await syncDirectory(dirname(file));
 }
 
 /** Tasks run one after the other, in the order given; one failing does not stop the next. */

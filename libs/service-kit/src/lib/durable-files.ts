@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -20,14 +20,21 @@ export function stagingNameOf(file: string): string {
 }
 
 /**
- * Replaces a file whole, crash-safe: written to a staging file in the same directory, flushed,
- * renamed over the file, and the directory flushed. A reader (or a restart) sees the old content or
- * the new, never a part. A failed write (ENOSPC) leaves the old file and no staging file.
+ * Replaces a file whole, crash-safe: written to a staging file in the same directory (created if
+ * missing), flushed, renamed over the file, and the directory flushed. A reader (or a restart) sees
+ * the old content or the new, never a part. A failed write (ENOSPC) leaves the old file and no
+ * staging file. `mode` is the new file's (a leftover staging file is removed first, so it applies).
  */
-export function writeFileDurably(file: string, content: string | Buffer): void {
+export function writeFileDurably(
+  file: string,
+  content: string | Buffer,
+  options: { readonly mode?: number } = {},
+): void {
   const staging = stagingNameOf(file);
+  mkdirSync(dirname(file), { recursive: true });
+  rmSync(staging, { force: true });
   try {
-    const fd = openSync(staging, 'w');
+    const fd = openSync(staging, 'wx', options.mode ?? 0o644);
     try {
       writeFileSync(fd, content);
       fsyncSync(fd);
