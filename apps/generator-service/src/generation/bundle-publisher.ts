@@ -1,11 +1,11 @@
-import { LRUCache } from 'lru-cache';
 import type { BundleCache, NodeBundleRecord } from '@policygen/cache';
-import type { NodeBundle, NodeError } from '@policygen/engine';
+import type { BundleEntry, NodeBundle, NodeError, StoredDigests } from '@policygen/engine';
 import { MANIFEST_FILE } from '@policygen/engine';
 import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
 import type { NodeOutcome } from './node-outcome';
+import { RecentDigests } from './recent-digests';
 
 /** How long the cache keeps a blob no bundle names (the generator's default). */
 export const DEFAULT_CACHE_BLOB_GRACE_MS = 3_600_000;
@@ -63,7 +63,7 @@ export class BundlePublisher {
    * Digests known to be in the cache: their contents need not travel again. Remembered for less
    * than the cache's grace period, so a blob skipped here cannot have been collected meanwhile.
    */
-  private readonly storedBlobs: LRUCache<string, true>;
+  private readonly storedBlobs: RecentDigests;
 
   constructor(
     private readonly cache: BundleCache,
@@ -72,8 +72,11 @@ export class BundlePublisher {
     private readonly observer: PublisherObserver = SILENT,
     cacheBlobGraceMs = DEFAULT_CACHE_BLOB_GRACE_MS,
   ) {
-    this.storedBlobs = new LRUCache({ max: 500_000, ttl: Math.max(1, Math.floor(cacheBlobGraceMs / 2)) });
+    this.storedBlobs = new RecentDigests(Math.max(1, Math.floor(cacheBlobGraceMs / 2)), 500_000);
   }
+
+  /** Digests the cache holds for sure: the engine need not render their files again. */
+  readonly stored: StoredDigests = (sha256) => this.storedBlobs.has(sha256);
 
   /** After a flush, nothing may be assumed stored. */
   forgetStoredBlobs(): void {
@@ -86,7 +89,7 @@ export class BundlePublisher {
     materialise: (nodeId: string) => NodeBundle,
   ): Promise<PublishSummary> {
     const held = await this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId));
-    const bundles: NodeBundle[] = [];
+    const bundles: NodeBundle<BundleEntry>[] = [];
     const removals: string[] = [];
     const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
@@ -212,13 +215,19 @@ export class BundlePublisher {
   }
 
   /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
-  private async storeBlobs(bundles: readonly NodeBundle[], forced: ReadonlySet<string>): Promise<number> {
+  private async storeBlobs(
+    bundles: readonly NodeBundle<BundleEntry>[],
+    forced: ReadonlySet<string>,
+  ): Promise<number> {
     const fresh = new Map<string, string>();
     let known = 0;
+    this.storedBlobs.tick();
     for (const bundle of bundles) {
       const all = forced.has(bundle.nodeId);
       for (const file of bundle.files)
-        if (all || !this.storedBlobs.has(file.sha256)) fresh.set(file.sha256, file.content);
+        // A file without content is one the engine was told the cache holds (`stored`).
+        if (file.content !== undefined && (all || !this.storedBlobs.has(file.sha256)))
+          fresh.set(file.sha256, file.content);
         else known++;
     }
     this.observer.cacheLookups('blob', known, fresh.size);
@@ -226,12 +235,12 @@ export class BundlePublisher {
     // A node's manifest is its own (its id, its time): never met again, not worth remembering.
     for (const bundle of bundles)
       for (const file of bundle.files) if (file.path === MANIFEST_FILE) fresh.delete(file.sha256);
-    for (const sha256 of fresh.keys()) this.storedBlobs.set(sha256, true);
+    for (const sha256 of fresh.keys()) this.storedBlobs.note(sha256);
     return stored;
   }
 }
 
-function recordOf(bundle: NodeBundle, stamp: RevisionStamp): NodeBundleRecord {
+function recordOf(bundle: NodeBundle<BundleEntry>, stamp: RevisionStamp): NodeBundleRecord {
   const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
   if (!manifest || !bundle.hash)
     throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);

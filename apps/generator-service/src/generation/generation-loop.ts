@@ -355,7 +355,14 @@ export class GenerationLoop {
     let yieldedAt = performance.now();
     for (const nodeId of nodeIds) {
       const began = performance.now();
-      const regeneration = engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() });
+      // An asked-for node's files all go to the cache again: a consumer found some missing there.
+      const regeneration = forced.has(nodeId)
+        ? engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() })
+        : engine.regenerateNode(nodeId, {
+            materialise: true,
+            generatedAt: Date.now(),
+            stored: this.options.publisher.stored,
+          });
       const finished = performance.now();
       outcomes.push({
         nodeId,

@@ -131,20 +131,23 @@ export function ignoredBundle(nodeId: string): NodeBundle {
 }
 
 /** What a bundle is made of before its manifest: every file but the manifest (none when failed). */
-export interface BundleParts {
+export interface BundleParts<File extends FileDigest = BundleFile> {
   readonly nodeId: string;
   readonly status: 'ok' | 'failed';
   readonly errors: readonly NodeError[];
   readonly ordering: OrderingMode;
   readonly policies: readonly ManifestPolicy[];
   readonly properties: JsonObject;
-  readonly files: readonly BundleFile[];
+  readonly files: readonly File[];
   /** The bundle hash of `files`, when the caller has it already (it is computed otherwise). */
   readonly hash?: string | null;
 }
 
 /** The bundle with its manifest (outputs.md); the hash covers every file but manifest and timestamp. */
-export function assembleBundle(parts: BundleParts, options: GenerateOptions): NodeBundle {
+export function assembleBundle<File extends FileDigest>(
+  parts: BundleParts<File>,
+  options: GenerateOptions,
+): NodeBundle<File | BundleFile> {
   const ok = parts.status === 'ok';
   const files = [...parts.files].sort(byPath);
   const hash = ok ? (parts.hash ?? bundleHash(files)) : null;

@@ -50,7 +50,15 @@ import {
   ignoredBundle,
   manifestPolicies,
 } from './generate';
-import type { BundleFile, FileDigest, GenerateOptions, NodeBundle, NodeError } from './types';
+import type {
+  BundleEntry,
+  BundleFile,
+  FileDigest,
+  GenerateOptions,
+  NodeBundle,
+  NodeError,
+  StoredDigests,
+} from './types';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
 export interface NodeResult {
@@ -171,6 +179,12 @@ interface Prepared {
 }
 
 const LIBRARY_FILE = bundleFile(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
+
+/** How a node is generated: its bundle materialised or not, and what the caller holds already. */
+export type MaterialiseOptions = GenerateOptions & {
+  readonly materialise?: boolean;
+  readonly stored?: StoredDigests;
+};
 const MAX_DYNAMIC_PER_NODE = 64;
 const LEVEL_KEY_SEPARATOR = '\u0000';
 const IDENTITY_REFERENCE = /rudder\.node\.(id|hostname)/;
@@ -259,15 +273,20 @@ export class NodeGenerator {
     nodeId: string,
     options: GenerateOptions & { readonly materialise?: boolean } = {},
   ): { result: NodeResult; bundle?: NodeBundle } {
+    // Without `stored`, every file comes with its content.
     return this.generateUnless(nodeId, undefined, options) as { result: NodeResult; bundle?: NodeBundle };
   }
 
-  /** `generate`, unless the node's inputs key is `inputsKey`: then nothing is computed (undefined). */
+  /**
+   * `generate`, unless the node's inputs key is `inputsKey`: then nothing is computed (undefined).
+   * With `stored`, a materialised bundle's files whose digests the caller holds come without
+   * content, and are not rendered again for it.
+   */
   generateUnless(
     nodeId: string,
     inputsKey: string | undefined,
-    options: GenerateOptions & { readonly materialise?: boolean } = {},
-  ): { result: NodeResult; bundle?: NodeBundle } | undefined {
+    options: MaterialiseOptions = {},
+  ): { result: NodeResult; bundle?: NodeBundle<BundleEntry> } | undefined {
     const node = this.nodeOf(nodeId);
     let prepared: Prepared | undefined;
     try {
@@ -343,8 +362,8 @@ export class NodeGenerator {
 
   private generatePrepared(
     prepared: Prepared,
-    options: GenerateOptions & { readonly materialise?: boolean },
-  ): { result: NodeResult; bundle?: NodeBundle } {
+    options: MaterialiseOptions,
+  ): { result: NodeResult; bundle?: NodeBundle<BundleEntry> } {
     const { node, inputsKey, levels, plan, values, properties, mode, modeBasis } = prepared;
     const nodeId = node.id;
     if (!levels || !plan || !values || !properties || !mode || !modeBasis) {
@@ -352,6 +371,7 @@ export class NodeGenerator {
       return options.materialise ? { result, bundle: ignoredBundle(nodeId) } : { result };
     }
     const materialise = options.materialise === true;
+    const stored = options.stored;
     const context = expansionContext(this.compiled, node, properties);
     const own = this.digestsOf(node);
     const unknown: NodeError[] = [];
@@ -368,7 +388,10 @@ export class NodeGenerator {
       // entry) and what their references read: equal readings expand equally.
       const key = `${planned.contextKey}\u0000${modes.key}\u0000${referencedValuesKey(entry.references, context)}`;
       const known = own.dynamic.get(entry);
-      if (known?.key === key && !materialise) {
+      if (
+        known?.key === key &&
+        (!materialise || (stored !== undefined && known.files.every((file) => stored(file.sha256))))
+      ) {
         unknown.push(...known.unknown);
         filesOf[index] = known.files;
         return;
@@ -417,15 +440,18 @@ export class NodeGenerator {
     const status = errors.length > 0 ? 'failed' : 'ok';
     const result: NodeResult = { nodeId, status, errors, hash, inputsKey, policies: plan.policies.length };
     if (!options.materialise) return { result };
-    // The digests are known: the contents are made again, not hashed again.
-    const files =
+    // The digests are known: the contents are made again, not hashed again, and only those the
+    // caller does not hold.
+    const unless = (digest: FileDigest, content: () => string): BundleEntry =>
+      stored?.(digest.sha256) ? digest : { ...digest, content: content() };
+    const files: BundleEntry[] =
       status === 'ok'
         ? [
             LIBRARY_FILE,
-            { ...own.system, content: renderSystemBundles(node) },
-            { ...this.propertiesDigest(own, levels, properties), content: propertiesFileOf(properties) },
-            ...planFiles(plan),
-            ...(policyFiles as BundleFile[]),
+            unless(own.system, () => renderSystemBundles(node)),
+            unless(this.propertiesDigest(own, levels, properties), () => propertiesFileOf(properties)),
+            ...planFiles(plan, stored),
+            ...policyFiles,
             bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
           ]
         : [];
@@ -785,8 +811,9 @@ function shapeOf(policy: FormedPolicy): PolicyShape {
   return factsOf(policy).shape;
 }
 
-/** promises.cf and rudder-directives.csv of a plan, with their contents. */
-function planFiles(plan: NodePlan): BundleFile[] {
+/** promises.cf and rudder-directives.csv of a plan, with their contents unless held (`stored`). */
+function planFiles(plan: NodePlan, stored: StoredDigests | undefined): BundleEntry[] {
+  if (stored?.(plan.promises.sha256) && stored(plan.csv.sha256)) return [plan.promises, plan.csv];
   const planShapes = plan.policies.map((planned) => shapeOf(planned.policy));
   return [
     { ...plan.promises, content: quotedPromisesCfOf(planShapes) },

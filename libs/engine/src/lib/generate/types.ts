@@ -92,7 +92,16 @@ export interface BundleFile {
 /** A file of a bundle known by its digest alone. */
 export type FileDigest = Pick<BundleFile, 'path' | 'sha256' | 'bytes'>;
 
-export interface NodeBundle {
+/** A bundle file whose content is left out when the caller holds that digest already. */
+export type BundleEntry = FileDigest & { readonly content?: string };
+
+/**
+ * Says which digests the caller holds already (a cache): their files come without content, and
+ * the engine need not render them again to materialise a bundle.
+ */
+export type StoredDigests = (sha256: string) => boolean;
+
+export interface NodeBundle<File extends FileDigest = BundleFile> {
   readonly nodeId: string;
   /** `ignored`: the node's state is `ignored`, it gets nothing, not even a manifest. */
   readonly status: 'ok' | 'failed' | 'ignored';
@@ -101,7 +110,7 @@ export interface NodeBundle {
    * Every file of the node's tree, `policy-manifest.json` included, sorted by path. A failed node
    * has only its manifest (it keeps its last good tree); an ignored node has none.
    */
-  readonly files: readonly BundleFile[];
+  readonly files: readonly File[];
   readonly manifest: PolicyManifest | null;
   /** `sha256:<hex>` over every file but the manifest and the generation timestamp; null unless ok. */
   readonly hash: string | null;

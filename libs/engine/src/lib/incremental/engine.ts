@@ -1,6 +1,13 @@
 import type { NodeResult, GeneratorLimits } from '../generate/node-generator';
 import { NodeGenerator } from '../generate/node-generator';
-import type { GenerateOptions, NodeBundle } from '../generate/types';
+import type {
+  BundleEntry,
+  BundleFile,
+  FileDigest,
+  GenerateOptions,
+  NodeBundle,
+  StoredDigests,
+} from '../generate/types';
 import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeMemberships } from '../index/fleet-index';
 import { FleetIndex } from '../index/fleet-index';
@@ -24,13 +31,13 @@ export type NodeOwnership = (nodeId: string) => boolean;
 const OWNS_EVERY_NODE: NodeOwnership = () => true;
 
 /** One pending node's regeneration: skipped (inputs unchanged) or computed, and whether it changed. */
-export type NodeRegeneration =
+export type NodeRegeneration<File extends FileDigest = BundleFile> =
   | { readonly skipped: true; readonly result: NodeResult }
   | {
       readonly skipped: false;
       readonly result: NodeResult;
       readonly changed: boolean;
-      readonly bundle?: NodeBundle;
+      readonly bundle?: NodeBundle<File>;
     };
 
 export type ApplyOutcome =
@@ -230,11 +237,12 @@ export class GenerationEngine {
     inputsKey: string | undefined,
     options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
   ): { result: NodeResult; bundle?: NodeBundle } | undefined {
+    // Without `stored`, every file comes with its content.
     return this.generator.generateUnless(nodeId, inputsKey, {
       ...options,
       revision: this.currentRevision,
       ...(this.options.ordering ? { ordering: this.options.ordering } : {}),
-    });
+    }) as { result: NodeResult; bundle?: NodeBundle } | undefined;
   }
 
   /** Whether a pending node's inputs are those of its held result: it can be skipped. */
@@ -304,13 +312,30 @@ export class GenerationEngine {
    */
   regenerateNode(
     nodeId: string,
-    options: { readonly materialise?: boolean; readonly generatedAt?: number } = {},
-  ): NodeRegeneration {
+    options?: { readonly materialise?: boolean; readonly generatedAt?: number },
+  ): NodeRegeneration;
+  /**
+   * With `stored`: the files of a changed node's bundle whose digests the caller holds come
+   * without content (and are not rendered again for it).
+   */
+  regenerateNode(
+    nodeId: string,
+    options: { readonly materialise: true; readonly generatedAt?: number; readonly stored: StoredDigests },
+  ): NodeRegeneration<BundleEntry>;
+  regenerateNode(
+    nodeId: string,
+    options: {
+      readonly materialise?: boolean;
+      readonly generatedAt?: number;
+      readonly stored?: StoredDigests;
+    } = {},
+  ): NodeRegeneration<BundleEntry> {
     const held = this.results.get(nodeId);
     const generated = this.generator.generateUnless(nodeId, held?.inputsKey, {
       materialise: options.materialise ?? false,
       revision: this.currentRevision,
       ...(options.generatedAt === undefined ? {} : { generatedAt: options.generatedAt }),
+      ...(options.stored === undefined ? {} : { stored: options.stored }),
     });
     this.pending.delete(nodeId);
     // Only a held result's inputs key can match, so a skipped node always has one.

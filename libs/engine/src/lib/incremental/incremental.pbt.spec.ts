@@ -11,7 +11,7 @@ import { arbitraryFleet } from '../../testing/fleet-arbitrary';
 import { generateNode } from '../generate/generate';
 import { compileFleet } from '../index/fleet-index';
 import { relationshipKey } from '../index/change-set';
-import type { GenerateOptions, NodeBundle } from '../generate/types';
+import type { BundleEntry, GenerateOptions, NodeBundle } from '../generate/types';
 import type { Fleet } from '../model/fleet';
 import { ORDERING_MODES } from '../model/fleet';
 import type { Json } from '../model/json';
@@ -36,6 +36,11 @@ interface Step {
   readonly regenerate: boolean;
   /** Regenerate handing out the whole bundle of each changed node, as the CLI writes them. */
   readonly materialise: boolean;
+  /**
+   * Materialise as the generator-service does: files whose digests a cache holds (those handed out
+   * before, less some the cache lost) come without content.
+   */
+  readonly stored: boolean;
 }
 
 interface Stats {
@@ -92,6 +97,7 @@ function steps(options: ChangeSetArbitraryOptions = {}): fc.Arbitrary<Step[]> {
     mutations: arbitraryMutations(options),
     regenerate: fc.boolean(),
     materialise: fc.boolean(),
+    stored: fc.boolean(),
   });
   return fc.array(step, {
     minLength: 1,
@@ -182,6 +188,10 @@ function runScenario(
   engine.regenerate();
   let reference = expectFullGeneration(engine, options, fail);
   let affectedSince = new Set<string>();
+  // The digests a cache would hold: every file handed out with its content so far.
+  const cached = new Set<string>();
+  // A cache that lost about a third of them: their files must come with content again.
+  const stored = (sha256: string): boolean => cached.has(sha256) && sha256.charCodeAt(0) % 3 !== 0;
 
   scenario.forEach((step, index) => {
     const fleet = engine.toFleet();
@@ -239,13 +249,16 @@ function runScenario(
     }
 
     if (!step.regenerate && index < scenario.length - 1) return;
-    const emitted = new Map<string, NodeBundle>();
-    const run = step.materialise
-      ? engine.regenerate({
-          generatedAt: GENERATED_AT,
-          onBundle: (bundle) => emitted.set(bundle.nodeId, bundle),
-        })
-      : engine.regenerate();
+    const emitted = new Map<string, NodeBundle<BundleEntry>>();
+    const run =
+      step.materialise && step.stored
+        ? regenerateWithStored(engine, stored, (bundle) => emitted.set(bundle.nodeId, bundle))
+        : step.materialise
+          ? engine.regenerate({
+              generatedAt: GENERATED_AT,
+              onBundle: (bundle) => emitted.set(bundle.nodeId, bundle),
+            })
+          : engine.regenerate();
     stats.regenerations++;
     stats.recomputed += run.recomputed;
     stats.recomputedUnchanged += run.recomputed - run.changed.length;
@@ -264,7 +277,9 @@ function runScenario(
           ...generateOptions(engine, options),
           generatedAt: GENERATED_AT,
         });
-        if (JSON.stringify(bundle) !== JSON.stringify(full)) expect(bundle).toEqual(full);
+        if (step.stored) expectSameBundleBut(bundle, full, stored, fail);
+        else if (JSON.stringify(bundle) !== JSON.stringify(full)) expect(bundle).toEqual(full);
+        for (const file of bundle.files) if (file.content !== undefined) cached.add(file.sha256);
       }
     }
     // Against the reference too: every node whose result moved was affected (new nodes included).
@@ -285,6 +300,51 @@ function runScenario(
     const incremental = engine.bundle(nodeId);
     if (JSON.stringify(incremental) !== JSON.stringify(full)) expect(incremental).toEqual(full);
   }
+}
+
+/** `engine.regenerate` with its bundles materialised as the generator-service does (`stored`). */
+function regenerateWithStored(
+  engine: GenerationEngine,
+  stored: (sha256: string) => boolean,
+  onBundle: (bundle: NodeBundle<BundleEntry>) => void,
+): { recomputed: number; changed: string[]; removed: string[] } {
+  const candidates = engine.pendingNodes();
+  const changed: string[] = [];
+  let skipped = 0;
+  for (const nodeId of candidates) {
+    const outcome = engine.regenerateNode(nodeId, { materialise: true, generatedAt: GENERATED_AT, stored });
+    if (outcome.skipped) skipped++;
+    else if (outcome.changed) {
+      changed.push(nodeId);
+      if (outcome.bundle) onBundle(outcome.bundle);
+    }
+  }
+  return { recomputed: candidates.length - skipped, changed, removed: engine.takeRemoved() };
+}
+
+/**
+ * A bundle materialised with `stored` is the full one but for contents left out: the same files
+ * (paths, digests, sizes) and manifest; each content given is the file's; each left out is one
+ * the cache holds.
+ */
+function expectSameBundleBut(
+  bundle: NodeBundle<BundleEntry>,
+  full: NodeBundle,
+  stored: (sha256: string) => boolean,
+  fail: (message: string) => never,
+): void {
+  const digests = (files: readonly BundleEntry[]): string =>
+    JSON.stringify(files.map(({ path, sha256, bytes }) => [path, sha256, bytes]));
+  if (digests(bundle.files) !== digests(full.files))
+    fail(`${bundle.nodeId}: files ${digests(bundle.files)}, expected ${digests(full.files)}`);
+  bundle.files.forEach((file, index) => {
+    const expected = full.files[index] as BundleEntry;
+    if (file.content === undefined) {
+      if (!stored(file.sha256)) fail(`${bundle.nodeId}: ${file.path} left out, but the cache lacks it`);
+    } else if (file.content !== expected.content) fail(`${bundle.nodeId}: ${file.path} differs`);
+  });
+  const rest = ({ files: _files, ...others }: NodeBundle<BundleEntry>): string => JSON.stringify(others);
+  if (rest(bundle) !== rest(full)) expect(rest(bundle)).toEqual(rest(full));
 }
 
 describe('incremental generation (semantics.md §7)', () => {
