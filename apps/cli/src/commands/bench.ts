@@ -19,6 +19,7 @@ interface BenchCommandOptions {
   readonly rate: number;
   readonly seconds: number;
   readonly generators: number;
+  readonly profile?: string;
 }
 
 const ENGINE_NODES = 100_000;
@@ -81,6 +82,12 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
     )
     .addOption(
       new Option(
+        '--profile <dir>',
+        'with --pipeline: each service writes a V8 CPU profile (--cpu-prof) into <dir>/<service> as it exits',
+      ),
+    )
+    .addOption(
+      new Option(
         '-o, --out <file>',
         'where to write the JSON report (default: bench-results.json, bench-pipeline.json with --pipeline)',
       ),
@@ -97,6 +104,7 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
             seconds: options.seconds,
             generators: options.generators,
             out: options.out ?? 'bench-pipeline.json',
+            ...(options.profile === undefined ? {} : { profile: options.profile }),
           },
           streams,
         );

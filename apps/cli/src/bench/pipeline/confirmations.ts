@@ -13,6 +13,96 @@ export interface Confirmation {
 }
 
 /**
+ * The nodes of an import still to arrive at its revision or later, kept up to date as
+ * confirmations come in: a poll reads a count instead of scanning every node.
+ */
+export class ImportTracker {
+  private readonly missing: Set<string>;
+  /** Each arrived node's confirmation time (of the confirmation that made it arrive). */
+  readonly arrivals = new Map<string, number>();
+
+  constructor(
+    readonly revision: number,
+    expected: Iterable<string>,
+  ) {
+    this.missing = new Set(expected);
+  }
+
+  get missingCount(): number {
+    return this.missing.size;
+  }
+
+  get arrivedCount(): number {
+    return this.arrivals.size;
+  }
+
+  /** The nodes not arrived yet. */
+  missingNodes(): IterableIterator<string> {
+    return this.missing.values();
+  }
+
+  arrived(nodeId: string, confirmation: Confirmation): void {
+    if (confirmation.revision < this.revision || !this.missing.delete(nodeId)) return;
+    this.arrivals.set(nodeId, confirmation.confirmedAt);
+  }
+}
+
+/** A change set to follow: its revision and the nodes whose bundle it changes. */
+export interface TrackedChangeSet {
+  readonly revision: number;
+  readonly nodes: readonly string[];
+}
+
+/**
+ * Change sets, each counted wholly arrived once every node of it was confirmed at its revision
+ * or later; a confirmation settles the node in every change set waiting for it at or below its
+ * revision, through an index from node to those change sets.
+ */
+export class ChangeSetTracker {
+  private readonly missing: number[];
+  private readonly waiting = new Map<string, { set: number; revision: number }[]>();
+  private complete = 0;
+
+  constructor(changeSets: readonly TrackedChangeSet[]) {
+    this.missing = changeSets.map(() => 0);
+    changeSets.forEach((changeSet, set) => {
+      for (const nodeId of new Set(changeSet.nodes)) {
+        const entries = this.waiting.get(nodeId);
+        const entry = { set, revision: changeSet.revision };
+        if (entries) entries.push(entry);
+        else this.waiting.set(nodeId, [entry]);
+        this.missing[set] = (this.missing[set] ?? 0) + 1;
+      }
+      if (this.missing[set] === 0) this.complete++;
+    });
+  }
+
+  /** Change sets wholly arrived. */
+  get completeCount(): number {
+    return this.complete;
+  }
+
+  /** Nodes of the change set (by its position) still to arrive. */
+  missingOf(set: number): number {
+    return this.missing[set] ?? 0;
+  }
+
+  arrived(nodeId: string, confirmation: Confirmation): void {
+    const entries = this.waiting.get(nodeId);
+    if (!entries) return;
+    const still = entries.filter((entry) => {
+      if (entry.revision > confirmation.revision) return true;
+      const left = (this.missing[entry.set] ?? 0) - 1;
+      this.missing[entry.set] = left;
+      if (left === 0) this.complete++;
+      return false;
+    });
+    if (still.length === 0) this.waiting.delete(nodeId);
+    else if (still.length < entries.length) this.waiting.set(nodeId, still);
+  }
+}
+
+/**
  * Every `distribution.confirmed` of one relay, per node, as the distribution-service publishes them
  * (`policygen.distribution.events.v1`): what the benchmark counts a node "on the relay" by.
  */
@@ -20,6 +110,7 @@ export class ConfirmationLog {
   private readonly byNode = new Map<string, Confirmation[]>();
   private consumer: MessageConsumer | undefined;
   private received = 0;
+  private readonly trackers: { arrived(nodeId: string, confirmation: Confirmation): void }[] = [];
 
   constructor(private readonly relayId: string) {}
 
@@ -61,6 +152,34 @@ export class ConfirmationLog {
     const list = this.byNode.get(event.nodeId);
     if (list) list.push(confirmation);
     else this.byNode.set(event.nodeId, [confirmation]);
+    for (const tracker of this.trackers) tracker.arrived(event.nodeId, confirmation);
+  }
+
+  /** Follows an import's arrival from now on, counting what was confirmed already. */
+  trackImport(revision: number, expected: Iterable<string>): ImportTracker {
+    return this.follow(new ImportTracker(revision, expected));
+  }
+
+  /** Follows change sets' arrival from now on, counting what was confirmed already. */
+  trackChangeSets(changeSets: readonly TrackedChangeSet[]): ChangeSetTracker {
+    return this.follow(new ChangeSetTracker(changeSets));
+  }
+
+  /** Stops counting arrivals for a tracker (its figures stay). */
+  untrack(tracker: ImportTracker | ChangeSetTracker): void {
+    const index = this.trackers.indexOf(tracker);
+    if (index >= 0) this.trackers.splice(index, 1);
+  }
+
+  private follow<Tracker extends ImportTracker | ChangeSetTracker>(tracker: Tracker): Tracker {
+    // In arrival order, so that an import's arrival times are those a live tracker would have seen.
+    const earlier = [...this.byNode].flatMap(([nodeId, list]) =>
+      list.map((confirmation) => ({ nodeId, confirmation })),
+    );
+    earlier.sort((a, b) => a.confirmation.confirmedAt - b.confirmation.confirmedAt);
+    for (const { nodeId, confirmation } of earlier) tracker.arrived(nodeId, confirmation);
+    this.trackers.push(tracker);
+    return tracker;
   }
 
   /** The earliest confirmation of the node at `revision` or later (what made it current there). */

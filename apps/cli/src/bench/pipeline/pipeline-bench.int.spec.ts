@@ -84,6 +84,26 @@ describe('policygen bench --pipeline (small)', () => {
     expect(report.machine.loadAverageAfter).toHaveLength(3);
   });
 
+  it('measures the engine yardstick and counts every process in it', () => {
+    expect(report.yardstick.engineMsPerNode).toBeGreaterThan(0);
+    expect(report.yardstick.warmUpNodes + report.yardstick.nodesTimed).toBeLessThanOrEqual(600);
+    expect(report.yardstick.nodesTimed).toBeGreaterThanOrEqual(300);
+    expect(report.perNode.services.names).toEqual([
+      'config-service',
+      'generator g1',
+      'distribution-service',
+      'relay root',
+    ]);
+    expect(report.perNode.services.cpuMsPerNode).toBeGreaterThan(0);
+    expect(report.perNode.services.importTimesEngine).toBeGreaterThan(0);
+    expect(report.perNode.configServiceSteadyTimesEngine).not.toBeNull();
+    for (const service of report.processes) {
+      expect(service.steadyTimesEngine).not.toBeNull();
+      expect(Object.keys(service.peakRssMiBByPhase).length).toBeGreaterThan(0);
+    }
+    expect(report.scaleOut).toBeUndefined();
+  });
+
   it('leaves no schema, Redis key or topic of its namespace behind', async () => {
     const id = report.namespace.replace(/^bench-/, '');
     const pool = new Pool({ connectionString: infrastructure.databaseUrl });

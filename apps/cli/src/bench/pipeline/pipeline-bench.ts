@@ -16,10 +16,15 @@ import type { ChangeKind, PlannedChange } from './change-plan';
 import { planSteadyChanges } from './change-plan';
 import { ConfirmationLog } from './confirmations';
 import { distributionOf } from './distribution-stats';
+import { InfrastructureWatch } from './infrastructure-watch';
+import type { ProcessRole } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyCpuSeconds } from './per-node';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import type { BenchNamespace, RunningService } from './services';
 import { bundlePath, freshNamespace, generatorHeapMiB, ServiceLauncher } from './services';
+import type { Yardstick, YardstickOptions } from './yardstick';
+import { measureYardstick } from './yardstick';
 
 export interface PipelineBenchOptions {
   readonly nodes: number;
@@ -36,6 +41,10 @@ export interface PipelineBenchOptions {
   readonly httpChecks?: number;
   /** The longest wait of a phase (import, drain, fresh relay); default 2 min + 60 ms per node. */
   readonly phaseTimeoutMs?: number;
+  /** Each service process writes a V8 CPU profile into DIR/<its name> (`--cpu-prof`). */
+  readonly profileDir?: string;
+  /** The engine yardstick's warm-up and timed nodes (default 500 and 2,000). */
+  readonly yardstick?: YardstickOptions;
 }
 
 /** How the run tells where it is: a phase with a total, progress within it, and remarks. */
@@ -99,6 +108,11 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         .map((issue) => `${issue.path}: ${issue.message}`)
         .join('; ')}`,
     );
+  progress.log('timing the engine yardstick (a fresh engine materialising nodes single-threaded)');
+  const yardstick = measureYardstick(validation.fleet, options.yardstick);
+  progress.log(
+    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} ms per node (${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up)`,
+  );
   const engine = GenerationEngine.fromFleet(validation.fleet);
   engine.regenerate();
   const importHashes = hashesOf(engine);
@@ -115,8 +129,10 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const workDir = mkdtempSync(join(tmpdir(), 'policygen-bench-'));
   const topics = topicsFor(namespace.topicNamespace);
   const messaging = createKafkaMessaging({ brokers: [...options.infrastructure.kafkaBrokers] });
-  const launcher = new ServiceLauncher(options.infrastructure, namespace, workDir);
+  const launcher = new ServiceLauncher(options.infrastructure, namespace, workDir, options.profileDir);
   const sampler = new ProcessSampler();
+  const infrastructureWatch = new InfrastructureWatch(options.infrastructure, sampler);
+  const roles = new Map<string, ProcessRole>([[BENCH_PROCESS, 'bench']]);
   const confirmations = new ConfirmationLog(ROOT);
   const phases: { name: string; cpu: Map<string, number> }[] = [];
   let broken: Error | undefined;
@@ -149,7 +165,8 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       await sleep(200);
     }
   };
-  const watch = (service: RunningService): void => {
+  const watch = (service: RunningService, role: ProcessRole = 'service'): void => {
+    roles.set(service.name, role);
     const pid = findProcessInGroup(
       service.process.processGroup,
       process.execPath,
@@ -157,8 +174,9 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     );
     if (pid !== undefined) sampler.watch(service.name, pid);
   };
-  const markPhase = (name: string): void => {
-    phases.push({ name, cpu: sampler.cpuSeconds() });
+  const markPhase = async (name: string): Promise<void> => {
+    await infrastructureWatch.refresh();
+    phases.push({ name, cpu: sampler.startPhase(name) });
   };
 
   let succeeded = false;
@@ -185,6 +203,9 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const relay = await launcher.startRelay('relay root', ROOT, distribution.url);
     watch(relay);
     sampler.watch(BENCH_PROCESS, process.pid);
+    await infrastructureWatch.start();
+    for (const name of infrastructureWatch.watched) roles.set(name, 'infrastructure');
+    for (const reason of infrastructureWatch.notWatched) progress.log(`not sampled: ${reason}`);
     sampler.start();
     await waitFor(
       'the generators to own their partitions',
@@ -202,23 +223,21 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     check();
 
     // (a) the import
-    markPhase('import');
+    await markPhase('import');
     const expected = [...importHashes.keys()];
     progress.phase('import: nodes on relay root', expected.length);
     const importStarted = Date.now();
     const importCommitStarted = performance.now();
     const imported = await postJson(`${config.url}/api/v1/import`, bench.fleet, launcher.adminToken);
     const importCommitMs = performance.now() - importCommitStarted;
-    let onRelay = 0;
+    const importTracker = confirmations.trackImport(imported.revision, expected);
     await waitFor(`the import on relay root (${expected.length} nodes)`, () => {
-      onRelay = expected.filter((nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)).length;
-      progress.update(onRelay);
-      return onRelay === expected.length;
+      progress.update(importTracker.arrivedCount);
+      return importTracker.missingCount === 0;
     });
+    confirmations.untrack(importTracker);
     progress.end();
-    const arrivals = expected
-      .map((nodeId) => confirmations.firstAtOrAfter(nodeId, imported.revision)?.confirmedAt ?? Number.NaN)
-      .sort((a, b) => a - b);
+    const arrivals = [...importTracker.arrivals.values()].sort((a, b) => a - b);
     const at = (share: number): number =>
       ((arrivals[Math.max(0, Math.ceil(share * arrivals.length) - 1)] ?? importStarted) - importStarted) /
       1000;
@@ -228,7 +247,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const secondsTo100 = at(1);
 
     // (b) the steady load
-    markPhase('steady');
+    await markPhase('steady');
     const records = await steadyLoad(
       { url: config.url, token: launcher.adminToken },
       plan.changes,
@@ -246,20 +265,22 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       (record, index) => index === 0 || record.revision > (answered[index - 1] as CommitRecord).revision,
     );
 
-    markPhase('drain');
+    await markPhase('drain');
     progress.phase('drain: change sets wholly on relay root', tracked.length);
-    const wholly = (change: (typeof tracked)[number]): boolean =>
-      change.nodes.every((nodeId) => confirmations.firstAtOrAfter(nodeId, change.record.revision));
+    const drainTracker = confirmations.trackChangeSets(
+      tracked.map(({ record, nodes }) => ({ revision: record.revision, nodes })),
+    );
     await waitFor(
       () =>
         `every change set on relay root (${tracked.length}); still missing: ${describeMissing(tracked, confirmations)}`,
       () => {
-        const done = tracked.filter(wholly).length;
-        progress.update(done);
-        return done === tracked.length;
+        progress.update(drainTracker.completeCount);
+        return drainTracker.completeCount === tracked.length;
       },
     );
+    confirmations.untrack(drainTracker);
     progress.end();
+    await markPhase('verification');
     const stages = tracked.map(({ record, nodes }) => {
       let generated = 0;
       let distributed = 0;
@@ -292,12 +313,12 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     let httpMismatches = await servedMismatches(relay.url, sample, tokens, finalHashes);
 
     // (c) a fresh relay's full sync
-    markPhase('fresh relay');
+    await markPhase('fresh relay');
     const head = Number((await health(relay.url))['cursor']);
     progress.phase('fresh relay: nodes served', finalHashes.size);
     const freshStarted = Date.now();
     const fresh = await launcher.startRelay('relay fresh', ROOT, distribution.url);
-    watch(fresh);
+    watch(fresh, 'fresh relay');
     await waitFor(`the fresh relay to serve ${finalHashes.size} nodes`, async () => {
       const status = await health(fresh.url);
       progress.update(Number(status['nodes'] ?? 0));
@@ -310,9 +331,27 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       finalHashes.size,
     );
     httpMismatches += await servedMismatches(fresh.url, sample, tokens, finalHashes);
-    markPhase('end');
+    await markPhase('end');
 
-    const processes = processReports(sampler, phases);
+    const nodeChanges = tracked.reduce((sum, change) => sum + change.nodes.length, 0);
+    const work = { nodeChanges, nodes: importHashes.size };
+    const processes = processReports(sampler, phases, roles, work, yardstick);
+    const services = processes.filter((process) => process.role === 'service');
+    const serviceCost = perNodeCost(
+      {
+        steadySeconds: services.reduce(
+          (sum, process) => sum + steadyCpuSeconds(process.cpuSecondsByPhase),
+          0,
+        ),
+        importSeconds: services.reduce(
+          (sum, process) => sum + importCpuSeconds(process.cpuSecondsByPhase),
+          0,
+        ),
+      },
+      work,
+      yardstick.engineMsPerNode,
+    );
+    const generatorReports = processes.filter((process) => process.name.startsWith('generator '));
     succeeded = true;
     const byKind: Record<ChangeKind, number> = {
       'node-property': 0,
@@ -327,6 +366,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         loadAverageBefore,
         loadAverageAfter: loadavg(),
       },
+      yardstick,
       fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },
       generators: options.generators,
       namespace: namespace.topicNamespace,
@@ -349,7 +389,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
           directive: { ...plan.directiveRange, candidates: plan.directives.length },
           group: { ...plan.groupRange, candidates: plan.groups.length },
         },
-        nodeChanges: tracked.reduce((sum, change) => sum + change.nodes.length, 0),
+        nodeChanges,
         withoutBundleChange: answered.length - tracked.length,
         commitMs: distributionOf(answered.map((record) => record.commitMs)),
         generatedLagMs: distributionOf(stages.map((stage) => stage.generated)),
@@ -368,13 +408,45 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         httpMismatches,
       },
       freshRelay: { nodes: finalHashes.size, seconds: freshSeconds, ...requests },
-      processes,
-      peakRssMiB: Object.fromEntries(processes.map((process) => [process.name, process.peakRssMiB])),
+      perNode: {
+        nodeChanges,
+        nodesWithBundle: importHashes.size,
+        steadyPhases: ['steady', 'drain'],
+        services: { names: services.map((process) => process.name), ...serviceCost },
+        configServiceSteadyTimesEngine:
+          processes.find((process) => process.name === 'config-service')?.steadyTimesEngine ?? null,
+      },
+      processes: processes.filter((process) => process.role !== 'infrastructure'),
+      infrastructure: {
+        processes: processes.filter((process) => process.role === 'infrastructure'),
+        notSampled: [...infrastructureWatch.notWatched],
+      },
+      peakRssMiB: Object.fromEntries(
+        processes
+          .filter((process) => process.role !== 'infrastructure')
+          .map((process) => [process.name, process.peakRssMiB]),
+      ),
+      ...(options.generators > 1
+        ? {
+            scaleOut: {
+              generators: generatorReports.map((process) => ({
+                name: process.name,
+                cpuMsPerNodeChange: process.cpuMsPerNodeChange,
+                cpuMsPerNode: process.cpuMsPerNode,
+                steadyTimesEngine: process.steadyTimesEngine,
+                importTimesEngine: process.importTimesEngine,
+                peakRssMiB: process.peakRssMiB,
+                peakRssMiBByPhase: process.peakRssMiBByPhase,
+              })),
+            },
+          }
+        : {}),
     };
   } finally {
     options.signal?.removeEventListener('abort', abort);
     progress.end();
     sampler.stop();
+    await infrastructureWatch.stop();
     await launcher.stopAll();
     await confirmations.stop().catch(() => undefined);
     await cleanUp(options.infrastructure, namespace, messaging).catch((error: unknown) =>
@@ -618,21 +690,36 @@ export function parentRequests(
 function processReports(
   sampler: ProcessSampler,
   phases: readonly { name: string; cpu: Map<string, number> }[],
+  roles: ReadonlyMap<string, ProcessRole>,
+  work: { readonly nodeChanges: number; readonly nodes: number },
+  yardstick: Yardstick,
 ): ProcessReport[] {
   return sampler.figures().map((figures) => {
     const byPhase: Record<string, number> = {};
+    const exact: Record<string, number> = {};
+    const rssByPhase: Record<string, number> = {};
     for (let index = 0; index + 1 < phases.length; index++) {
       const phase = phases[index] as (typeof phases)[number];
       const next = phases[index + 1] as (typeof phases)[number];
       // A process started within the phase had spent nothing at its start.
-      const spent = (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? 0);
-      byPhase[phase.name] = Math.round(Math.max(0, spent) * 100) / 100;
+      const spent = Math.max(0, (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? 0));
+      exact[phase.name] = spent;
+      byPhase[phase.name] = Math.round(spent * 100) / 100;
+      const rss = figures.peakRssMiBByPhase[phase.name];
+      if (rss !== undefined) rssByPhase[phase.name] = rss;
     }
     return {
       name: figures.name,
+      role: roles.get(figures.name) ?? 'service',
       peakRssMiB: figures.peakRssMiB,
+      peakRssMiBByPhase: rssByPhase,
       cpuSeconds: figures.cpuSeconds,
       cpuSecondsByPhase: byPhase,
+      ...perNodeCost(
+        { steadySeconds: steadyCpuSeconds(exact), importSeconds: importCpuSeconds(exact) },
+        work,
+        yardstick.engineMsPerNode,
+      ),
     };
   });
 }

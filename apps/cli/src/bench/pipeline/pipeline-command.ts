@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { startTestInfrastructure } from '@policygen/testing-infra';
 import { InputError, describeFsError } from '../../errors';
@@ -15,6 +16,8 @@ export interface PipelineCommandOptions {
   readonly seconds: number;
   readonly generators: number;
   readonly out: string;
+  /** Where the services' CPU profiles go, one directory per service. */
+  readonly profile?: string;
 }
 
 /**
@@ -33,6 +36,7 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
   };
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
+  const profileDir = options.profile === undefined ? undefined : resolve(options.profile);
   progress.log('providing Kafka, Redis and Postgres');
   const running = await startTestInfrastructure(process.env);
   try {
@@ -46,6 +50,7 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
       infrastructure: running.infrastructure,
       progress,
       signal: controller.signal,
+      ...(profileDir === undefined ? {} : { profileDir }),
     });
     try {
       await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -54,11 +59,35 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
     }
     writeLine(streams.stdout, formatPipelineTable(report));
     writeLine(streams.stderr, `bench: report written to ${options.out}`);
+    if (profileDir !== undefined)
+      for (const line of await profilesIn(profileDir)) writeLine(streams.stderr, line);
   } finally {
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await running.stop();
   }
+}
+
+/** Where each service's CPU profile went (the services write them as they exit), and which wrote none. */
+async function profilesIn(dir: string): Promise<string[]> {
+  const lines = [`bench: CPU profiles in ${dir} (summary: node tools/bench/profile-summary.mjs ${dir})`];
+  let services: string[];
+  try {
+    services = (await readdir(dir)).sort();
+  } catch (error) {
+    return [...lines, `bench: no profile directory: ${describeFsError(error)}`];
+  }
+  for (const service of services) {
+    const files = (await readdir(join(dir, service)).catch(() => [] as string[])).filter((file) =>
+      file.endsWith('.cpuprofile'),
+    );
+    lines.push(
+      files.length > 0
+        ? `bench:   ${service}: ${files.map((file) => join(dir, service, file)).join(', ')}`
+        : `bench:   ${service}: no profile written (the process did not exit cleanly)`,
+    );
+  }
+  return lines;
 }
 
 /** A progress bar per phase on an interactive terminal, plain lines otherwise. */

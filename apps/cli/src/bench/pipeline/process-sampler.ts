@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 const TICKS_PER_SECOND = 100;
@@ -6,19 +6,29 @@ const KiB_PER_MiB = 1024;
 
 export interface ProcessFigures {
   readonly name: string;
-  /** Highest resident set size seen (VmHWM: the kernel's own high-water mark). */
+  /** Highest resident set size seen (VmHWM: the kernel's own high-water mark; a group's: its highest sampled sum). */
   readonly peakRssMiB: number;
+  /** Highest VmRSS sampled within each phase (see `startPhase`). */
+  readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
   readonly rssMiB: number;
   /** User + system CPU time so far. */
   readonly cpuSeconds: number;
 }
 
-interface Watched {
-  readonly name: string;
+interface Member {
   readonly pid: number;
   peakRssKiB: number;
   rssKiB: number;
   cpuSeconds: number;
+  gone: boolean;
+}
+
+interface Watched {
+  readonly name: string;
+  readonly members: Map<number, Member>;
+  peakRssKiB: number;
+  rssKiB: number;
+  readonly phasePeakKiB: Map<string, number>;
 }
 
 /**
@@ -40,6 +50,57 @@ export function findProcessInGroup(group: number, command: string, argument: str
   return undefined;
 }
 
+/**
+ * The pid of the process listening on TCP `port` (IPv4 or IPv6), among those whose descriptors
+ * this user may read; undefined when none is found. Looked up once: it reads every process's fds.
+ */
+export function findListeningProcess(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1];
+      // st 0A is LISTEN; the inode is the tenth field.
+      if (!local || fields[3] !== '0A') continue;
+      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port && fields[9])
+        inodes.add(`socket:[${fields[9]}]`);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The process's command line, its arguments joined by spaces ('' when it is gone). */
+export function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
+
 function parseStat(text: string): { processGroup: number; cpuTicks: number } {
   // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
@@ -57,17 +118,24 @@ function statusField(status: string, field: string): number {
 
 /**
  * Samples the memory and CPU time of processes from /proc at an interval. The last reading of a
- * process that exited stays: its figures are the ones it ended with (nearly).
+ * process that exited stays: its figures are the ones it ended with (nearly). Several pids may be
+ * watched under one name (a database's backends): their CPU and RSS add up.
  */
 export class ProcessSampler {
   private readonly watched = new Map<string, Watched>();
   private timer: NodeJS.Timeout | undefined;
+  private phase: string | undefined;
 
   constructor(private readonly intervalMs = 500) {}
 
   watch(name: string, pid: number): void {
-    const watched: Watched = { name, pid, peakRssKiB: 0, rssKiB: 0, cpuSeconds: 0 };
-    this.watched.set(name, watched);
+    let watched = this.watched.get(name);
+    if (!watched) {
+      watched = { name, members: new Map(), peakRssKiB: 0, rssKiB: 0, phasePeakKiB: new Map() };
+      this.watched.set(name, watched);
+    }
+    if (watched.members.has(pid)) return;
+    watched.members.set(pid, { pid, peakRssKiB: 0, rssKiB: 0, cpuSeconds: 0, gone: false });
     this.read(watched);
   }
 
@@ -85,31 +153,69 @@ export class ProcessSampler {
     for (const watched of this.watched.values()) this.read(watched);
   }
 
+  /** Readings from now on count towards `phase`'s peaks; gives the CPU seconds of each process at its start. */
+  startPhase(phase: string): Map<string, number> {
+    this.sample();
+    this.phase = phase;
+    for (const watched of this.watched.values()) this.notePhasePeak(watched);
+    return this.cpuSeconds();
+  }
+
   figures(): ProcessFigures[] {
     this.sample();
     return [...this.watched.values()].map((watched) => ({
       name: watched.name,
       peakRssMiB: Math.round(watched.peakRssKiB / KiB_PER_MiB),
+      peakRssMiBByPhase: Object.fromEntries(
+        [...watched.phasePeakKiB].map(([phase, kiB]) => [phase, Math.round(kiB / KiB_PER_MiB)]),
+      ),
       rssMiB: Math.round(watched.rssKiB / KiB_PER_MiB),
-      cpuSeconds: Math.round(watched.cpuSeconds * 100) / 100,
+      cpuSeconds: Math.round(cpuOf(watched) * 100) / 100,
     }));
   }
 
   /** CPU seconds of each process so far, by name. */
   cpuSeconds(): Map<string, number> {
     this.sample();
-    return new Map([...this.watched.values()].map((watched) => [watched.name, watched.cpuSeconds]));
+    return new Map([...this.watched.values()].map((watched) => [watched.name, cpuOf(watched)]));
   }
 
   private read(watched: Watched): void {
-    try {
-      const status = readFileSync(`/proc/${watched.pid}/status`, 'utf8');
-      const stat = parseStat(readFileSync(`/proc/${watched.pid}/stat`, 'utf8'));
-      watched.rssKiB = statusField(status, 'VmRSS');
-      watched.peakRssKiB = Math.max(watched.peakRssKiB, statusField(status, 'VmHWM'), watched.rssKiB);
-      watched.cpuSeconds = stat.cpuTicks / TICKS_PER_SECOND;
-    } catch {
-      // exited: keep the last reading
+    let rssKiB = 0;
+    let live = 0;
+    for (const member of watched.members.values()) {
+      if (member.gone) continue;
+      try {
+        const status = readFileSync(`/proc/${member.pid}/status`, 'utf8');
+        const stat = parseStat(readFileSync(`/proc/${member.pid}/stat`, 'utf8'));
+        member.rssKiB = statusField(status, 'VmRSS');
+        member.peakRssKiB = Math.max(member.peakRssKiB, statusField(status, 'VmHWM'), member.rssKiB);
+        member.cpuSeconds = stat.cpuTicks / TICKS_PER_SECOND;
+      } catch {
+        // exited: its CPU stays counted, its memory is freed
+        member.gone = true;
+      }
+      if (!member.gone) {
+        rssKiB += member.rssKiB;
+        live++;
+      }
     }
+    watched.rssKiB = rssKiB;
+    if (live === 0) return;
+    const only = watched.members.size === 1 ? [...watched.members.values()][0] : undefined;
+    // A group's members share memory (a database's buffers): their high-water marks do not add up.
+    watched.peakRssKiB = Math.max(watched.peakRssKiB, rssKiB, only?.peakRssKiB ?? 0);
+    this.notePhasePeak(watched);
   }
+
+  private notePhasePeak(watched: Watched): void {
+    if (this.phase === undefined || watched.rssKiB === 0) return;
+    watched.phasePeakKiB.set(this.phase, Math.max(watched.phasePeakKiB.get(this.phase) ?? 0, watched.rssKiB));
+  }
+}
+
+function cpuOf(watched: Watched): number {
+  let total = 0;
+  for (const member of watched.members.values()) total += member.cpuSeconds;
+  return total;
 }

@@ -1,15 +1,30 @@
 import type { ChangeKind } from './change-plan';
 import type { Distribution } from './distribution-stats';
+import type { PerNodeCost, ProcessRole } from './per-node';
+import type { Yardstick } from './yardstick';
 
-export interface ProcessReport {
+export interface ProcessReport extends PerNodeCost {
   readonly name: string;
+  readonly role: ProcessRole;
+  /** The lifetime peak (VmHWM; a group's highest sampled sum). */
   readonly peakRssMiB: number;
+  /** The highest VmRSS sampled (every 500 ms) within each phase. */
+  readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
   /** User + system CPU seconds over the whole run, and within each phase. */
   readonly cpuSeconds: number;
   readonly cpuSecondsByPhase: Readonly<Record<string, number>>;
 }
 
+/** One generator's share of the work when several run (`--generators` above 1). */
+export interface ScaleOutGenerator extends PerNodeCost {
+  readonly name: string;
+  readonly peakRssMiB: number;
+  readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
+}
+
 export interface PipelineReport {
+  /** This process's single-thread engine time per node: the unit the services' CPU is counted in. */
+  readonly yardstick: Yardstick;
   readonly machine: {
     readonly cpus: number;
     readonly node: string;
@@ -81,9 +96,29 @@ export interface PipelineReport {
     readonly requestsSource: string;
     readonly blobFetches: number | null;
   };
+  /**
+   * CPU per unit of work: steady (the steady and drain phases) per node change, import per node
+   * with a bundle. The services are the config-service, the generators, the distribution-service
+   * and relay root: not this process, nor the fresh relay (it works in its own phase only).
+   */
+  readonly perNode: {
+    readonly nodeChanges: number;
+    readonly nodesWithBundle: number;
+    readonly steadyPhases: readonly string[];
+    readonly services: PerNodeCost & { readonly names: readonly string[] };
+    readonly configServiceSteadyTimesEngine: number | null;
+  };
+  /** The pipeline's processes and this one (the benchmark's own). */
   readonly processes: readonly ProcessReport[];
+  /** Kafka, Redis and Postgres's backends of our database, where local and visible; why not otherwise. */
+  readonly infrastructure: {
+    readonly processes: readonly ProcessReport[];
+    readonly notSampled: readonly string[];
+  };
   /** Peak RSS of each process, by name. */
   readonly peakRssMiB: Readonly<Record<string, number>>;
+  /** With several generators: each one's figures. */
+  readonly scaleOut?: { readonly generators: readonly ScaleOutGenerator[] };
 }
 
 function ms(value: number | null): string {
@@ -100,8 +135,54 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
       .map((cell, index) =>
         index === 0 ? cell.padEnd(widths[index] ?? 0) : cell.padStart(widths[index] ?? 0),
       )
-      .join('  ');
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+}
+
+function perUnit(value: number | null): string {
+  return value === null ? '-' : value.toFixed(3);
+}
+
+function times(value: number | null): string {
+  return value === null ? '-' : `${value.toFixed(2)}x`;
+}
+
+/** Each process's CPU per node change and per node, and as multiples of the yardstick, the services apart. */
+export function formatPerNodeTable(report: PipelineReport): string[] {
+  const row = (name: string, cost: PerNodeCost): string[] => [
+    name,
+    perUnit(cost.cpuMsPerNodeChange),
+    times(cost.steadyTimesEngine),
+    perUnit(cost.cpuMsPerNode),
+    times(cost.importTimesEngine),
+  ];
+  const services = report.processes.filter((process) => process.role === 'service');
+  const apart = report.processes.filter((process) => process.role !== 'service');
+  const infrastructure = report.infrastructure.processes;
+  const rows = [
+    ...services.map((process) => row(process.name, process)),
+    row('services (total)', report.perNode.services),
+    ['apart (not in the total):', '', '', '', ''],
+    ...apart.map((process) =>
+      row(`  ${process.name}${process.role === 'fresh relay' ? ' (fresh-relay phase only)' : ''}`, process),
+    ),
+    ...(infrastructure.length > 0 ? [['infrastructure:', '', '', '', '']] : []),
+    ...infrastructure.map((process) => row(`  ${process.name}`, process)),
+  ];
+  const { yardstick } = report;
+  return [
+    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} ms per node (CPU ${yardstick.engineCpuMsPerNode.toFixed(3)} ms), ` +
+      `${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up`,
+    `  ${yardstick.method}`,
+    `CPU ms per node change (${report.perNode.steadyPhases.join(' + ')}; ${report.perNode.nodeChanges} node changes) ` +
+      `and per node (import; ${report.perNode.nodesWithBundle} nodes with a bundle); ` +
+      `config-service steady ${times(report.perNode.configServiceSteadyTimesEngine)} the engine`,
+    ...table(['process', 'steady ms/change', 'x engine', 'import ms/node', 'x engine'], rows),
+    ...(report.infrastructure.notSampled.length > 0
+      ? [`infrastructure not sampled: ${report.infrastructure.notSampled.join('; ')}`]
+      : []),
+  ];
 }
 
 /** The pipeline benchmark as plain-text tables: phases, lag distributions, processes. */
@@ -117,6 +198,7 @@ export function formatPipelineTable(report: PipelineReport): string {
     ms(distribution.max),
   ];
   const phases = Object.keys(report.processes[0]?.cpuSecondsByPhase ?? {});
+  const everyProcess = [...report.processes, ...report.infrastructure.processes];
   return [
     `fleet: ${report.fleet.nodes} nodes (${report.fleet.nodesWithBundle} with a bundle, ${report.fleet.failedNodes} failed), ` +
       `seed ${report.fleet.seed}; ${report.generators} generator(s); namespace ${report.namespace}`,
@@ -145,13 +227,44 @@ export function formatPipelineTable(report: PipelineReport): string {
       `${report.verification.httpChecked} served bundles over HTTP (${report.verification.httpMismatches} mismatches)`,
     '',
     ...table(
-      ['process', 'peak RSS MiB', 'CPU s', ...phases.map((phase) => `CPU s ${phase}`)],
-      report.processes.map((process) => [
+      ['process', 'CPU s', ...phases.map((phase) => `CPU s ${phase}`)],
+      everyProcess.map((process) => [
         process.name,
-        String(process.peakRssMiB),
         process.cpuSeconds.toFixed(1),
         ...phases.map((phase) => (process.cpuSecondsByPhase[phase] ?? 0).toFixed(1)),
       ]),
     ),
+    '',
+    ...table(
+      ['process', 'peak RSS MiB', ...phases.map((phase) => `MiB ${phase}`)],
+      everyProcess.map((process) => [
+        process.name,
+        String(process.peakRssMiB),
+        ...phases.map((phase) => {
+          const peak = process.peakRssMiBByPhase[phase];
+          return peak === undefined ? '-' : String(peak);
+        }),
+      ]),
+    ),
+    '',
+    ...formatPerNodeTable(report),
+    ...(report.scaleOut
+      ? [
+          '',
+          `scale-out: ${report.scaleOut.generators.length} generators, each's share ` +
+            `(a lone generator's figures need a run of its own)`,
+          ...table(
+            ['generator', 'steady ms/change', 'x engine', 'import ms/node', 'x engine', 'peak RSS MiB'],
+            report.scaleOut.generators.map((generator) => [
+              generator.name,
+              perUnit(generator.cpuMsPerNodeChange),
+              times(generator.steadyTimesEngine),
+              perUnit(generator.cpuMsPerNode),
+              times(generator.importTimesEngine),
+              String(generator.peakRssMiB),
+            ]),
+          ),
+        ]
+      : []),
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { issueRelayToken } from '@policygen/distribution';
 import type { TestInfrastructure } from '@policygen/testing-infra';
@@ -55,6 +55,14 @@ function generatorHeapFlags(heapMiB: number): string[] {
   return [`--max-old-space-size=${heapMiB}`, '--max-semi-space-size=32'];
 }
 
+/** A service's name as a directory name: `generator g1` → `generator-g1`. */
+export function serviceSlug(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
 export function bundlePath(service: BundledService): string {
   const file = join(workspaceRoot(), 'dist', service, 'main.js');
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
@@ -78,6 +86,8 @@ export class ServiceLauncher {
     private readonly infrastructure: TestInfrastructure,
     private readonly namespace: BenchNamespace,
     private readonly workDir: string,
+    /** When set, each service writes a V8 CPU profile into `<profileDir>/<its slug>` as it exits. */
+    private readonly profileDir?: string,
   ) {}
 
   /** Called when a service exits while the benchmark still needs it. */
@@ -179,10 +189,16 @@ export class ServiceLauncher {
   ): Promise<RunningService> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    const profileFlags: string[] = [];
+    if (this.profileDir !== undefined) {
+      const dir = join(this.profileDir, serviceSlug(name));
+      mkdirSync(dir, { recursive: true });
+      profileFlags.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+    }
     const managed = ManagedProcess.start({
       name,
       command: process.execPath,
-      args: [bundlePath(service)],
+      args: [...profileFlags, bundlePath(service)],
       logFile: join(this.workDir, `${name.replace(/\s+/g, '-')}.log`),
       env: { ...process.env, ...env, PORT: String(port) },
     });

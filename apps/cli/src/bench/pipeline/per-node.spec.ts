@@ -1,0 +1,59 @@
+import fc from 'fast-check';
+import { importCpuSeconds, perNodeCost, steadyCpuSeconds } from './per-node';
+
+describe('perNodeCost', () => {
+  it('divides CPU ms by the work and by the yardstick', () => {
+    expect(
+      perNodeCost({ steadySeconds: 3, importSeconds: 10 }, { nodeChanges: 1_500, nodes: 10_000 }, 0.5),
+    ).toEqual({
+      cpuMsPerNodeChange: 2,
+      cpuMsPerNode: 1,
+      steadyTimesEngine: 4,
+      importTimesEngine: 2,
+    });
+  });
+
+  it('gives null where there is no work or no yardstick', () => {
+    expect(perNodeCost({ steadySeconds: 1, importSeconds: 1 }, { nodeChanges: 0, nodes: 0 }, 1)).toEqual({
+      cpuMsPerNodeChange: null,
+      cpuMsPerNode: null,
+      steadyTimesEngine: null,
+      importTimesEngine: null,
+    });
+    const cost = perNodeCost({ steadySeconds: 1, importSeconds: 1 }, { nodeChanges: 10, nodes: 10 }, 0);
+    expect(cost.cpuMsPerNodeChange).toBe(100);
+    expect(cost.steadyTimesEngine).toBeNull();
+  });
+
+  it('adds up over processes as their CPU does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        (centiseconds, nodeChanges) => {
+          const seconds = centiseconds.map((value) => value / 100);
+          const each = seconds.map(
+            (steadySeconds) =>
+              perNodeCost({ steadySeconds, importSeconds: 0 }, { nodeChanges, nodes: 1 }, 1)
+                .cpuMsPerNodeChange as number,
+          );
+          const total = perNodeCost(
+            { steadySeconds: seconds.reduce((sum, value) => sum + value, 0), importSeconds: 0 },
+            { nodeChanges, nodes: 1 },
+            1,
+          ).cpuMsPerNodeChange as number;
+          expect(Math.abs(total - each.reduce((sum, value) => sum + value, 0))).toBeLessThan(
+            0.0001 * (each.length + 1),
+          );
+        },
+      ),
+    );
+  });
+
+  it("counts the steady load's CPU over the steady and drain phases, the import's over its own", () => {
+    const byPhase = { import: 4, steady: 2, drain: 0.5, verification: 9, 'fresh relay': 7 };
+    expect(steadyCpuSeconds(byPhase)).toBe(2.5);
+    expect(importCpuSeconds(byPhase)).toBe(4);
+    expect(steadyCpuSeconds({})).toBe(0);
+  });
+});

@@ -1,0 +1,49 @@
+/** What a process is in the run, for the per-node figures: only services count in their total. */
+export type ProcessRole = 'service' | 'fresh relay' | 'bench' | 'infrastructure';
+
+/** A process's CPU per unit of work, in ms, and as a multiple of the engine's yardstick. */
+export interface PerNodeCost {
+  /** CPU ms of the steady load and its drain per node change (null: no node changed). */
+  readonly cpuMsPerNodeChange: number | null;
+  /** CPU ms of the import per node with a bundle (null: none). */
+  readonly cpuMsPerNode: number | null;
+  readonly steadyTimesEngine: number | null;
+  readonly importTimesEngine: number | null;
+}
+
+/** The phases whose CPU is the steady load's: the drain finishes the work the load started. */
+export const STEADY_PHASES = ['steady', 'drain'] as const;
+export const IMPORT_PHASE = 'import';
+
+export function steadyCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
+  return STEADY_PHASES.reduce((sum, phase) => sum + (byPhase[phase] ?? 0), 0);
+}
+
+export function importCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
+  return byPhase[IMPORT_PHASE] ?? 0;
+}
+
+/** The per-node figures of CPU seconds spent on `nodeChanges` changes and an import of `nodes` nodes. */
+export function perNodeCost(
+  cpu: { readonly steadySeconds: number; readonly importSeconds: number },
+  work: { readonly nodeChanges: number; readonly nodes: number },
+  engineMsPerNode: number,
+): PerNodeCost {
+  const per = (seconds: number, count: number): number | null =>
+    count > 0 ? round((seconds * 1000) / count, 4) : null;
+  const times = (ms: number | null): number | null =>
+    ms === null || !(engineMsPerNode > 0) ? null : round(ms / engineMsPerNode, 2);
+  const cpuMsPerNodeChange = per(cpu.steadySeconds, work.nodeChanges);
+  const cpuMsPerNode = per(cpu.importSeconds, work.nodes);
+  return {
+    cpuMsPerNodeChange,
+    cpuMsPerNode,
+    steadyTimesEngine: times(cpuMsPerNodeChange),
+    importTimesEngine: times(cpuMsPerNode),
+  };
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

@@ -1,0 +1,166 @@
+import type { Distribution } from './distribution-stats';
+import type { ProcessRole } from './per-node';
+import { perNodeCost } from './per-node';
+import type { PipelineReport, ProcessReport } from './report';
+import { formatPerNodeTable, formatPipelineTable } from './report';
+
+const distribution: Distribution = { count: 1, p50: 1, p95: 1, p99: 1, max: 1 };
+const work = { nodeChanges: 1_000, nodes: 10_000 };
+
+function processOf(
+  name: string,
+  role: ProcessRole,
+  importSeconds: number,
+  steadySeconds: number,
+): ProcessReport {
+  return {
+    name,
+    role,
+    peakRssMiB: 300,
+    peakRssMiBByPhase: { import: 250, steady: 280 },
+    cpuSeconds: importSeconds + steadySeconds,
+    cpuSecondsByPhase: { import: importSeconds, steady: steadySeconds, drain: 0 },
+    ...perNodeCost({ importSeconds, steadySeconds }, work, 0.5),
+  };
+}
+
+function reportWith(generators: number): PipelineReport {
+  const processes = [
+    processOf('config-service', 'service', 5, 2),
+    ...Array.from({ length: generators }, (_, index) =>
+      processOf(`generator g${index + 1}`, 'service', 10, 3),
+    ),
+    processOf('bench (this process)', 'bench', 1, 1),
+    processOf('relay fresh', 'fresh relay', 0, 0),
+  ];
+  const generatorReports = processes.filter((process) => process.name.startsWith('generator'));
+  return {
+    yardstick: {
+      engineMsPerNode: 0.5,
+      engineCpuMsPerNode: 0.6,
+      nodesTimed: 2_000,
+      warmUpNodes: 500,
+      method: 'the method, in a sentence.',
+    },
+    machine: { cpus: 2, node: 'v20', loadAverageBefore: [0, 0, 0], loadAverageAfter: [1, 1, 1] },
+    fleet: { nodes: 10_000, seed: 1, nodesWithBundle: 10_000, failedNodes: 0 },
+    generators,
+    namespace: 'bench-x',
+    import: {
+      revision: 1,
+      commitMs: 10,
+      secondsTo99: 1,
+      secondsTo100: 2,
+      nodesPerSecond: 5_000,
+      hashMismatches: 0,
+    },
+    steady: {
+      rate: 20,
+      seconds: 30,
+      changeSets: 600,
+      committed: 600,
+      failedCommits: 0,
+      byKind: { 'node-property': 500, 'directive-parameter': 50, 'group-property': 50 },
+      reachRanges: { directive: { min: 1, max: 2, candidates: 3 }, group: { min: 1, max: 2, candidates: 3 } },
+      nodeChanges: 1_000,
+      withoutBundleChange: 0,
+      commitMs: distribution,
+      generatedLagMs: distribution,
+      distributedLagMs: distribution,
+      lagMs: distribution,
+      backlogAtStop: 0,
+      drainedSeconds: 0,
+      committedInOrder: true,
+      committedPerSecond: 20,
+    },
+    verification: { nodesCompared: 10_000, mismatches: 0, httpChecked: 600, httpMismatches: 0 },
+    freshRelay: {
+      nodes: 10_000,
+      seconds: 3,
+      requests: 20,
+      requestsSource: 'parent-requests-metric',
+      blobFetches: 10,
+    },
+    perNode: {
+      nodeChanges: 1_000,
+      nodesWithBundle: 10_000,
+      steadyPhases: ['steady', 'drain'],
+      services: {
+        names: ['config-service', ...generatorReports.map((process) => process.name)],
+        ...perNodeCost({ importSeconds: 5 + 10 * generators, steadySeconds: 2 + 3 * generators }, work, 0.5),
+      },
+      configServiceSteadyTimesEngine: 4,
+    },
+    processes,
+    infrastructure: {
+      processes: [processOf('kafka', 'infrastructure', 2, 4)],
+      notSampled: ['postgres (our database): on db.example, not this machine'],
+    },
+    peakRssMiB: Object.fromEntries(processes.map((process) => [process.name, process.peakRssMiB])),
+    ...(generators > 1
+      ? {
+          scaleOut: {
+            generators: generatorReports.map((process) => ({
+              name: process.name,
+              cpuMsPerNodeChange: process.cpuMsPerNodeChange,
+              cpuMsPerNode: process.cpuMsPerNode,
+              steadyTimesEngine: process.steadyTimesEngine,
+              importTimesEngine: process.importTimesEngine,
+              peakRssMiB: process.peakRssMiB,
+              peakRssMiBByPhase: process.peakRssMiBByPhase,
+            })),
+          },
+        }
+      : {}),
+  };
+}
+
+describe('formatPerNodeTable', () => {
+  const lines = formatPerNodeTable(reportWith(1));
+  const rowOf = (name: string): string[] =>
+    (lines.find((line) => line.trimStart().startsWith(name)) ?? '').trim().split(/\s{2,}/);
+
+  it('states the yardstick and how it was measured', () => {
+    expect(lines[0]).toContain('yardstick: 0.500 ms per node (CPU 0.600 ms), 2000 nodes after 500 warm-up');
+    expect(lines[1]).toContain('the method, in a sentence.');
+    expect(lines.join('\n')).toContain('config-service steady 4.00x the engine');
+  });
+
+  it('gives each service its CPU per node change and per node, and their multiples of the yardstick', () => {
+    // 2 s over 1,000 node changes, 5 s over 10,000 nodes, against 0.5 ms per node.
+    expect(rowOf('config-service')).toEqual(['config-service', '2.000', '4.00x', '0.500', '1.00x']);
+    expect(rowOf('services (total)')).toEqual(['services (total)', '5.000', '10.00x', '1.500', '3.00x']);
+  });
+
+  it('lists the bench process, the fresh relay and the infrastructure apart, after the total', () => {
+    const total = lines.findIndex((line) => line.startsWith('services (total)'));
+    const apart = lines.findIndex((line) => line.startsWith('apart'));
+    const infrastructure = lines.findIndex((line) => line.startsWith('infrastructure:'));
+    expect(total).toBeGreaterThan(0);
+    expect(apart).toBeGreaterThan(total);
+    expect(lines.findIndex((line) => line.includes('bench (this process)'))).toBeGreaterThan(apart);
+    expect(lines.some((line) => line.includes('relay fresh (fresh-relay phase only)'))).toBe(true);
+    expect(infrastructure).toBeGreaterThan(apart);
+    expect(rowOf('kafka')).toEqual(['kafka', '4.000', '8.00x', '0.200', '0.40x']);
+    expect(lines.at(-1)).toContain('infrastructure not sampled: postgres (our database)');
+  });
+});
+
+describe('formatPipelineTable', () => {
+  it('shows the peak RSS of each phase beside the lifetime peak', () => {
+    const text = formatPipelineTable(reportWith(1));
+    expect(text).toMatch(/process\s+peak RSS MiB\s+MiB import\s+MiB steady\s+MiB drain/);
+    expect(text).toMatch(/config-service\s+300\s+250\s+280\s+-/);
+    expect(text).not.toContain('scale-out');
+  });
+
+  it('has a scale-out section with each generator when several run', () => {
+    const text = formatPipelineTable(reportWith(2));
+    expect(text).toContain('scale-out: 2 generators');
+    expect(text).toMatch(/generator g2\s+3\.000\s+6\.00x\s+1\.000\s+2\.00x\s+300/);
+  });
+
+  it('leaves no trailing spaces', () => {
+    for (const line of formatPipelineTable(reportWith(2)).split('\n')) expect(line).toBe(line.trimEnd());
+  });
+});
