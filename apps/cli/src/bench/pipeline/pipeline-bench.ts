@@ -111,7 +111,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   progress.log('timing the engine yardstick (a fresh engine materialising nodes single-threaded)');
   const yardstick = measureYardstick(validation.fleet, options.yardstick);
   progress.log(
-    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} ms per node (${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up)`,
+    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} CPU ms per node (${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up)`,
   );
   const engine = GenerationEngine.fromFleet(validation.fleet);
   engine.regenerate();

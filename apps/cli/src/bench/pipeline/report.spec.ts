@@ -37,7 +37,7 @@ function reportWith(generators: number): PipelineReport {
   return {
     yardstick: {
       engineMsPerNode: 0.5,
-      engineCpuMsPerNode: 0.6,
+      engineWallMsPerNode: 0.6,
       nodesTimed: 2_000,
       warmUpNodes: 500,
       method: 'the method, in a sentence.',

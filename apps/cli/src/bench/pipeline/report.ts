@@ -172,7 +172,7 @@ export function formatPerNodeTable(report: PipelineReport): string[] {
   ];
   const { yardstick } = report;
   return [
-    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} ms per node (CPU ${yardstick.engineCpuMsPerNode.toFixed(3)} ms), ` +
+    `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} CPU ms per node (wall ${yardstick.engineWallMsPerNode.toFixed(3)} ms), ` +
       `${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up`,
     `  ${yardstick.method}`,
     `CPU ms per node change (${report.perNode.steadyPhases.join(' + ')}; ${report.perNode.nodeChanges} node changes) ` +
