@@ -1,6 +1,7 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BundleFile, NodeBundle } from '@policygen/engine';
+import { manifestText } from '@policygen/engine';
 import { InputError, describeFsError } from '../errors';
 
 export const MANIFEST_FILE = 'policy-manifest.json';
@@ -71,7 +72,7 @@ async function replaceManifest(outDir: string, bundle: NodeBundle): Promise<void
 function manifestContent(bundle: NodeBundle): string {
   const file: BundleFile | undefined = bundle.files.find((candidate) => candidate.path === MANIFEST_FILE);
   if (file) return file.content;
-  return `${JSON.stringify(bundle.manifest, null, 2)}\n`;
+  return bundle.manifest ? manifestText(bundle.manifest) : 'null\n';
 }
 
 /** `root/relative`, refusing a bundle path that would land outside the node's directory. */

@@ -41,7 +41,7 @@ export class DistributionEventsController {
   async bundles(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
     const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context));
     await this.distributor.bundles(
-      events.map(({ event, message }) => ({ event, receivedAt: message.timestamp })),
+      events.map(({ event, message }) => ({ event, receivedAt: message.timestamp, json: message.value })),
     );
   }
 

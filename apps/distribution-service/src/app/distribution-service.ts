@@ -140,9 +140,9 @@ export async function startDistributionService(
     onDistributed: async (records) => {
       await producer.send(
         topics.latestBundles,
-        records.map(({ nodeId, bundle }) => ({
+        records.map(({ nodeId, bundle, json }) => ({
           key: nodeId,
-          value: bundle === null ? null : JSON.stringify(bundle),
+          value: bundle === null ? null : (json ?? JSON.stringify(bundle)),
         })),
       );
       const tombstones = records.filter((record) => record.bundle === null).length;

@@ -154,6 +154,43 @@ describe('Distributor', () => {
     expect(told[1]?.[0]?.bundle).toEqual(a2);
   });
 
+  it('forwards an event already in its distributed form as received, and encodes the others', async () => {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    const [a, b] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
+    if (!a || !b) throw new Error('the demo fleet has too few nodes on root');
+    const told: DistributedRecord[] = [];
+    const distributor = new Distributor({
+      log,
+      blobs,
+      cache,
+      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+      onDistributed: async (records) => {
+        told.push(...records);
+      },
+    });
+    await distributor.start();
+    const contentsOf = (node: string) => [`{"node":"${node}"}`, `bundle common ${node} {}`];
+    for (const node of [a.id, b.id])
+      await cache.putBlobs(contentsOf(node).map((content) => ({ sha256: sha256(content), content })));
+    const current = { ...bundleOf(a.id, contentsOf(a.id)), revision: 2 };
+    // An older generator's event: no generation time of its own (the message's is used).
+    const older = { ...bundleOf(b.id, contentsOf(b.id)), revision: 2, generatedAt: undefined };
+    const asReceived = (event: NodeBundleEvent): Buffer => Buffer.from(JSON.stringify(event));
+    await distributor.bundles([
+      { event: current, receivedAt: 0, json: asReceived(current) },
+      { event: older, receivedAt: Date.parse('2026-11-24T00:00:02.000Z'), json: asReceived(older) },
+    ]);
+
+    const [forwarded, encoded] = told;
+    expect(forwarded?.json?.toString()).toBe(JSON.stringify(current));
+    expect(JSON.parse(forwarded?.json?.toString() ?? 'null')).toEqual(forwarded?.bundle);
+    expect(encoded?.json).toBeUndefined();
+    expect(encoded?.bundle?.generatedAt).toBe('2026-11-24T00:00:02.000Z');
+  });
+
   it('gives every held bundle the node key of the secret it starts with: a rotated secret revokes the old tokens at every relay', async () => {
     const validation = validateFleet(buildDemoFleetFile());
     if (!validation.ok) throw new Error('the demo fleet is invalid');

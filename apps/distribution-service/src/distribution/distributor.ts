@@ -34,12 +34,16 @@ export interface DistributorOptions {
 export interface DistributedRecord {
   readonly nodeId: string;
   readonly bundle: BundleEvent | null;
+  /** `bundle` as JSON, when it is the event exactly as received: forwarded, not encoded again. */
+  readonly json?: Buffer;
 }
 
 /** A node.bundle event and when it was produced (the generator's stamp, else the message's). */
 export interface ReceivedBundleEvent {
   readonly event: NodeBundleEvent;
   readonly receivedAt: number;
+  /** The message's bytes, validated as `event`. */
+  readonly json?: Buffer;
 }
 
 export interface DistributorStatus {
@@ -163,7 +167,7 @@ export class Distributor {
     this.options.blobs.sync();
     const entries: UnnumberedEntry[] = [];
     const distributed: DistributedRecord[] = [];
-    for (const { event, receivedAt } of latest.values()) {
+    for (const { event, receivedAt, json } of latest.values()) {
       if (incomplete.has(event.nodeId)) continue;
       const entry =
         event.type === 'node.deleted'
@@ -171,10 +175,14 @@ export class Distributor {
           : this.ledger.bundleArrived(arrived(event, receivedAt));
       if (!entry) continue;
       entries.push(entry);
-      distributed.push({
-        nodeId: event.nodeId,
-        bundle: event.type === 'node.deleted' ? null : distributedBundle(event, receivedAt),
-      });
+      if (event.type === 'node.deleted') distributed.push({ nodeId: event.nodeId, bundle: null });
+      else
+        distributed.push({
+          nodeId: event.nodeId,
+          bundle: distributedBundle(event, receivedAt),
+          // An event of today's generators is already in its distributed form.
+          ...(json !== undefined && isDistributedForm(event) ? { json } : {}),
+        });
     }
     await this.options.log.append(this.ledger.number(entries));
     if (distributed.length > 0) await this.options.onDistributed?.(distributed);
@@ -324,9 +332,9 @@ const CACHE_BATCH = 500;
 
 type BundleEvent = Extract<NodeBundleEvent, { type: 'node.bundle' }>;
 
-/** An embedded manifest (events before `manifestSha256`) exactly as the engine writes it (outputs.md). */
+/** An embedded manifest (events before `manifestSha256`) as the engine writes it now (outputs.md). */
 function embeddedManifestContent(event: BundleEvent): string {
-  return `${JSON.stringify(event.manifest ?? {}, null, 2)}\n`;
+  return `${JSON.stringify(event.manifest ?? {})}\n`;
 }
 
 function manifestFileOf(event: BundleEvent): { path: string; sha256: string } {
@@ -344,6 +352,13 @@ function distributedBundle(event: BundleEvent, receivedAt: number): BundleEvent 
     generatedAt: event.generatedAt ?? new Date(receivedAt).toISOString(),
     manifestSha256: manifestFileOf(event).sha256,
   };
+}
+
+/** Names its manifest by digest and says when it was generated: `distributedBundle` would give it back unchanged. */
+function isDistributedForm(event: BundleEvent): boolean {
+  return (
+    event.manifest === undefined && event.manifestSha256 !== undefined && event.generatedAt !== undefined
+  );
 }
 
 function arrived(event: BundleEvent, receivedAt: number): ArrivedBundle {

@@ -26,6 +26,14 @@ import type {
 
 export const MANIFEST_FILE = 'policy-manifest.json';
 
+/**
+ * `policy-manifest.json` as written: one line of JSON. It is made for every bundle that changes,
+ * so it is not laid out for reading (`jq .` does that); a reader parses it either way.
+ */
+export function manifestText(manifest: PolicyManifest): string {
+  return `${JSON.stringify(manifest)}\n`;
+}
+
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
@@ -163,7 +171,7 @@ export function assembleBundle<File extends FileDigest>(
     files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
     hash,
   };
-  const manifestFile = bundleFile(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
+  const manifestFile = bundleFile(MANIFEST_FILE, manifestText(manifest));
   return {
     nodeId: parts.nodeId,
     status: parts.status,

@@ -204,6 +204,13 @@ export class NodeGenerator {
   /** Rule id → the epoch its policies last changed at: plans built before are stale. */
   private readonly ruleChangedAt = new Map<string, number>();
   private readonly levels: LRUCache<string, Levels>;
+  /**
+   * The keys of `levels` merged from each group, so that a group's change finds its levels without
+   * a walk over all of them. It may name keys evicted since (deleting them again is harmless); it
+   * is rebuilt from `levels` when it grows well past it.
+   */
+  private levelKeysByGroup = new Map<string, Set<string>>();
+  private levelKeysIndexed = 0;
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
   private readonly singleDraftPolicies = new WeakMap<Draft, TechniquePolicies>();
@@ -238,7 +245,7 @@ export class NodeGenerator {
     if (delta.settingsChanged) {
       this.plans.clear();
       // The global parameters' inheritance modes are settings.
-      this.levels.clear();
+      this.clearLevels();
     }
     // Plans naming these rules are found stale when next used (`planOf`), not looked for now.
     for (const ruleId of delta.dirtyRules) this.ruleChangedAt.set(ruleId, this.epoch);
@@ -249,17 +256,12 @@ export class NodeGenerator {
     }
     if (delta.propertyLayersChanged) {
       const changed = delta.propertyGroupsChanged;
-      if (changed === 'all') this.levels.clear();
-      else {
-        const named = [...changed];
-        // A substring test first: most keys name none of the groups, and need no split.
-        for (const key of [...this.levels.keys()])
-          if (
-            named.some((groupId) => key.includes(groupId)) &&
-            key.split(LEVEL_KEY_SEPARATOR).some((groupId) => changed.has(groupId))
-          )
-            this.levels.delete(key);
-      }
+      if (changed === 'all') this.clearLevels();
+      else
+        for (const groupId of changed) {
+          for (const key of this.levelKeysByGroup.get(groupId) ?? []) this.levels.delete(key);
+          this.levelKeysByGroup.delete(groupId);
+        }
     }
   }
 
@@ -519,6 +521,7 @@ export class NodeGenerator {
         parametersVersion: this.parametersVersion,
       };
       this.levels.set(key, levels);
+      this.indexLevels(key, groups);
     } else if (levels.parametersVersion !== this.parametersVersion) {
       levels = this.withCurrentParameters(levels);
       this.levels.set(key, levels);
@@ -531,6 +534,33 @@ export class NodeGenerator {
    * (global value at the bottom, then the groups' in level order): a global parameter change costs
    * each level one property, not a whole merge. Conflicts are between groups: they stay as they are.
    */
+  private indexLevels(key: string, groups: readonly Group[]): void {
+    if (this.levelKeysIndexed > 4 * this.levels.max + 1_000) {
+      this.levelKeysByGroup = new Map();
+      this.levelKeysIndexed = 0;
+      for (const [held, levels] of this.levels.entries())
+        if (held !== key) this.addLevelKeys(held, levels.groups);
+    }
+    this.addLevelKeys(key, groups);
+  }
+
+  private addLevelKeys(key: string, groups: readonly Group[]): void {
+    for (const group of groups) {
+      let keys = this.levelKeysByGroup.get(group.id);
+      if (!keys) this.levelKeysByGroup.set(group.id, (keys = new Set()));
+      if (!keys.has(key)) {
+        keys.add(key);
+        this.levelKeysIndexed++;
+      }
+    }
+  }
+
+  private clearLevels(): void {
+    this.levels.clear();
+    this.levelKeysByGroup = new Map();
+    this.levelKeysIndexed = 0;
+  }
+
   private withCurrentParameters(stale: Levels): Levels {
     const merged = new Map(stale.levels.merged);
     const modes = new Map(stale.levels.modes);
