@@ -25,3 +25,39 @@ describeBundleCacheContract('RedisBundleCache', async () => {
     },
   };
 });
+
+describe('RedisBundleCache scripts', () => {
+  it('records and removes by the scripts’ digests, and gives Redis the scripts again after it lost them', async () => {
+    const { redisUrl } = getTestInfrastructure();
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
+    const admin = createClient({ url: redisUrl });
+    await admin.connect();
+    try {
+      const record = (revision: number) => ({
+        nodeId: 'n1',
+        hash: `sha256:${'a'.repeat(63)}${revision}`,
+        revision,
+        committedAt: '2026-11-26T00:00:00.000Z',
+        files: [{ path: 'rules/a.cf', sha256: 'b'.repeat(64) }],
+        manifestSha256: 'c'.repeat(64),
+      });
+      // As after a restart of Redis: it knows no script.
+      await admin.scriptFlush();
+      expect(await cache.recordBundles([record(1)])).toEqual([true]);
+      await admin.scriptFlush();
+      expect(await cache.recordBundles([record(2), record(1)])).toEqual([true, false]);
+      expect((await cache.nodeHashes(['n1'])).get('n1')).toEqual({ revision: 2, hash: record(2).hash });
+      await admin.scriptFlush();
+      expect(await cache.removeNodes([{ nodeId: 'n1', revision: 3 }])).toEqual([true]);
+      expect(await cache.nodeHashes(['n1'])).toEqual(new Map());
+      // The blob the record named lost its last reference: it is free to collect.
+      expect(await admin.hGet(`${prefix}blob-refs`, 'b'.repeat(64))).toBe('0');
+    } finally {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(keys);
+      await admin.close();
+      await cache.close();
+    }
+  });
+});

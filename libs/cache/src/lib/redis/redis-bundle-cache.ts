@@ -1,4 +1,5 @@
-import { createClient } from 'redis';
+import { createHash } from 'node:crypto';
+import { createClient, MultiErrorReply } from 'redis';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 
 export interface RedisBundleCacheOptions {
@@ -72,6 +73,22 @@ for index = 2, #ARGV do
 end
 return collected`;
 
+interface Script {
+  readonly text: string;
+  readonly sha1: string;
+}
+
+function script(text: string): Script {
+  return { text, sha1: createHash('sha1').update(text).digest('hex') };
+}
+
+const RECORD_SCRIPT = script(RECORD);
+const REMOVE_SCRIPT = script(REMOVE);
+
+function isNoScript(reply: unknown): boolean {
+  return reply instanceof Error && reply.message.startsWith('NOSCRIPT');
+}
+
 /** Candidates looked at per call of the collecting script. */
 const COLLECT_BATCH = 500;
 
@@ -121,10 +138,10 @@ export class RedisBundleCache implements BundleCache {
 
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     if (bundles.length === 0) return [];
-    const multi = this.client.multi();
-    const now = Date.now();
-    for (const bundle of bundles)
-      multi.eval(RECORD, {
+    const now = String(Date.now());
+    const replies = await this.runScript(
+      RECORD_SCRIPT,
+      bundles.map((bundle) => ({
         keys: [this.nodeKey(bundle.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
         arguments: [
           String(bundle.revision),
@@ -133,23 +150,23 @@ export class RedisBundleCache implements BundleCache {
           JSON.stringify(bundle.files),
           bundle.manifestSha256,
           bundle.nodeId,
-          String(now),
+          now,
         ],
-      });
-    const replies = await multi.execAsPipeline();
+      })),
+    );
     return replies.map((reply: unknown) => reply === 1);
   }
 
   async removeNodes(nodes: readonly { nodeId: string; revision: number }[]): Promise<boolean[]> {
     if (nodes.length === 0) return [];
-    const multi = this.client.multi();
     const now = String(Date.now());
-    for (const node of nodes)
-      multi.eval(REMOVE, {
+    const replies = await this.runScript(
+      REMOVE_SCRIPT,
+      nodes.map((node) => ({
         keys: [this.nodeKey(node.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
         arguments: [String(node.revision), node.nodeId, now],
-      });
-    const replies = await multi.execAsPipeline();
+      })),
+    );
     return replies.map((reply: unknown) => reply === 1);
   }
 
@@ -205,6 +222,32 @@ export class RedisBundleCache implements BundleCache {
       );
     }
     return collected;
+  }
+
+  /**
+   * Calls a script once per argument list in one pipeline, by its digest (EVALSHA): the script's
+   * text goes to Redis once, not with every call. A server that does not know it (restarted,
+   * flushed) is given it and the pipeline sent again: the scripts may run twice on the same
+   * arguments (a record or removal at the revision held changes nothing).
+   */
+  private async runScript(
+    script: Script,
+    calls: readonly { readonly keys: string[]; readonly arguments: string[] }[],
+  ): Promise<unknown[]> {
+    const send = (): Promise<unknown[]> => {
+      const multi = this.client.multi();
+      for (const call of calls) multi.evalSha(script.sha1, call);
+      return multi.execAsPipeline();
+    };
+    try {
+      return await send();
+    } catch (error) {
+      const unknownScript =
+        isNoScript(error) || (error instanceof MultiErrorReply && [...error.errors()].some(isNoScript));
+      if (!unknownScript) throw error;
+      await this.client.scriptLoad(script.text);
+      return send();
+    }
   }
 
   async claimFreshness(): Promise<boolean> {
