@@ -403,5 +403,36 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       expect(await store.unpublished()).toHaveLength(revisions.length);
       expect(Object.keys((await store.snapshot()).fleet.parameters)).toHaveLength(revisions.length);
     });
+
+    it('lets one of concurrent commits expecting the same revision through, and the others write nothing', async () => {
+      const instances = [store, open(), open()];
+      const change = (index: number): ParsedChangeSet => {
+        const empty = emptyChangeSet();
+        return {
+          upsert: { ...empty.upsert, parameters: { [`p${index}`]: index, shared: index } },
+          delete: { ...empty.delete, parameters: index === 0 ? [] : [`p${index - 1}`] },
+        };
+      };
+      for (let round = 0; round < 5; round++) {
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 6 }, (_, index) =>
+            (instances[index % instances.length] as ConfigStore).commit(change(round * 6 + index), {
+              expectedRevision: round,
+            }),
+          ),
+        );
+        const won = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+        expect(won).toHaveLength(1);
+        for (const outcome of outcomes)
+          if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(RevisionConflictError);
+        const winner = round * 6 + (won[0] as number);
+        const snapshot = await store.snapshot();
+        expect(snapshot.revision).toBe(round + 1);
+        expect(snapshot.fleet.parameters['shared']).toBe(winner);
+        expect(snapshot.entityRevisions.of('parameter', 'shared')).toBe(round + 1);
+      }
+      expect((await store.changesSince(0)).map((entry) => entry.revision)).toEqual([1, 2, 3, 4, 5]);
+      expect(await store.unpublished()).toHaveLength(5);
+    });
   });
 }

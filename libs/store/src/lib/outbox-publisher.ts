@@ -14,7 +14,7 @@ export class OutboxPublisher {
     private readonly batchSize = 500,
   ) {}
 
-  /** Publishes every message waiting; resolves with how many were sent. */
+  /** Publishes every message waiting when called; resolves with how many were sent. */
   async publishPending(): Promise<number> {
     let sent = 0;
     for (;;) {
@@ -32,6 +32,8 @@ export class OutboxPublisher {
       }
       await this.store.markPublished(messages.map((message) => message.id));
       sent += messages.length;
+      // A short batch was all there was when it was read: what came since is another call's.
+      if (messages.length < this.batchSize) return sent;
     }
   }
 }

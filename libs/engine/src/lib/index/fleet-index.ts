@@ -21,6 +21,7 @@ import {
   criteriaList,
   evaluateMembers,
   groupEvaluationOrder,
+  hasGroupCycle,
   isMember,
   referencedGroups,
   ValueIndex,
@@ -138,6 +139,7 @@ export class FleetIndex implements CompiledFleet {
   /** `f:<fact path>` or `p:<property path>` → the groups whose criteria read it. */
   private readonly groupsReading = new Map<string, Set<string>>();
   private groupOrder: string[] = [];
+  private cycleFree = true;
   private sortedNodeIds: string[] | undefined;
   private readonly values = new ValueIndex(this.nodes);
   private readonly regexCache = new Map<string, RegExp>();
@@ -176,6 +178,11 @@ export class FleetIndex implements CompiledFleet {
     for (const list of index.groupsOfNode.values()) list.sort(compareCodeUnits);
     for (const ruleId of [...index.rules.keys()].sort(compareCodeUnits)) index.setRuleTargets(ruleId);
     return index;
+  }
+
+  /** No groups name each other in a circle: a change that adds no group reference keeps it so. */
+  get groupsAcyclic(): boolean {
+    return this.cycleFree;
   }
 
   get nodeIds(): readonly string[] {
@@ -361,14 +368,17 @@ export class FleetIndex implements CompiledFleet {
         groupsWithChangedMembers.add(groupId);
         for (const ruleId of this.rulesOfGroup.get(groupId) ?? []) rulesToEvaluate.add(ruleId);
       }
+      // The group structure (order, ancestors, who reads what) follows from the ids and criteria alone.
+      let structureChanged = change.delete.groups.length > 0;
       for (const group of change.upsert.groups) {
         const before = this.groups.get(group.id);
         this.setGroup(group);
-        if (
+        const criteriaChanged =
           !before ||
-          canonicalJson(before.nodes) !== canonicalJson(group.nodes) ||
-          canonicalJson((before.criteria ?? null) as Json) !== canonicalJson((group.criteria ?? null) as Json)
-        )
+          canonicalJson((before.criteria ?? null) as Json) !==
+            canonicalJson((group.criteria ?? null) as Json);
+        if (criteriaChanged) structureChanged = true;
+        if (criteriaChanged || canonicalJson(before.nodes) !== canonicalJson(group.nodes))
           toEvaluate.add(group.id);
         if (
           !before ||
@@ -383,8 +393,8 @@ export class FleetIndex implements CompiledFleet {
             for (const ruleId of this.rulesOfGroup.get(group.id) ?? []) rulesToEvaluate.add(ruleId);
         }
       }
-      this.refreshGroupStructure();
-      for (const [groupId, ancestors] of this.ancestors) {
+      if (structureChanged) this.refreshGroupStructure();
+      for (const [groupId, ancestors] of structureChanged ? this.ancestors : []) {
         if (!sameSet(previousAncestors.get(groupId), ancestors)) {
           propertyLayersChanged = true;
           everyLevel = true;
@@ -665,6 +675,7 @@ export class FleetIndex implements CompiledFleet {
 
   private refreshGroupStructure(): void {
     this.groupOrder = groupEvaluationOrder(this.groups);
+    this.cycleFree = !hasGroupCycle(this.groups);
     this.ancestors = computeAncestors(this.groups);
     this.dependentGroups.clear();
     this.groupsReading.clear();

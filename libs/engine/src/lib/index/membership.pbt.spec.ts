@@ -5,6 +5,7 @@ import { matchesCriterion } from '../targeting/criteria';
 import { validateFleet } from '../validation/validate';
 import { GenerationEngine } from '../incremental/engine';
 import { FleetIndex } from './fleet-index';
+import { validateChangeSet } from './validate-change-set';
 import { evaluateTarget } from './targets';
 
 /**
@@ -212,6 +213,70 @@ describe('the dependency index', () => {
             engine.apply({ upsert: { groups } });
           }
           expectIndexMatches(engine.compiled as FleetIndex, engine.toFleet());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps the group structure of a fresh build when groups change only their properties, static nodes or enabling', () => {
+    fc.assert(
+      fc.property(
+        shape,
+        fc.array(
+          fc.record({
+            group: fc.nat(5),
+            property: fc.integer({ min: 0, max: 3 }),
+            enabled: fc.boolean(),
+            statics: fc.array(fc.nat(11), { maxLength: 2 }),
+            criteriaToo: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
+        fc.array(
+          fc.record({
+            node: fc.nat(11),
+            facts: fc.record({ n: factValue, s: factValue, nested: factValue }),
+          }),
+          {
+            maxLength: 4,
+          },
+        ),
+        shape,
+        (input, edits, nodeEdits, other) => {
+          const fleet = fleetOf(input);
+          fc.pre(fleet !== undefined);
+          const index = FleetIndex.build(fleet as Fleet);
+          const replacement = fleetOf({ ...other, nodes: input.nodes });
+          for (const edit of edits) {
+            const before = index.groups.get(`g${edit.group}`);
+            if (!before) continue;
+            const criteria = edit.criteriaToo
+              ? replacement?.groups.find((g) => g.id === before.id)?.criteria
+              : undefined;
+            const group: Group = {
+              ...before,
+              enabled: edit.enabled,
+              properties: { p: edit.property },
+              nodes: [...new Set(edit.statics.filter((n) => index.nodes.has(`n${n}`)).map((n) => `n${n}`))],
+              ...(criteria ? { criteria } : {}),
+            };
+            const change = validateChangeSet({ upsert: { groups: [group] } }, index);
+            if (change.ok) index.apply(change.change);
+          }
+          // Later node changes read the group structure the index kept.
+          for (const edit of nodeEdits) {
+            if (!index.nodes.has(`n${edit.node}`)) continue;
+            const change = validateChangeSet({ upsert: { nodes: [nodeOf(edit.node, edit.facts)] } }, index);
+            if (change.ok) index.apply(change.change);
+          }
+          const fresh = FleetIndex.build(index.toFleet());
+          expect(index.ancestors).toEqual(fresh.ancestors);
+          expect(index.members).toEqual(fresh.members);
+          expect(index.groupsOfNode).toEqual(fresh.groupsOfNode);
+          expect(index.ruleTargets).toEqual(fresh.ruleTargets);
+          expect(index.rulesOfNode).toEqual(fresh.rulesOfNode);
+          expect(index.inactiveRules).toEqual(fresh.inactiveRules);
         },
       ),
       { numRuns: 300 },

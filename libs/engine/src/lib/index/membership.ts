@@ -37,6 +37,23 @@ export function groupEvaluationOrder(groups: ReadonlyMap<string, Group>): string
   return order;
 }
 
+/** Whether some groups name each other in a circle through their criteria (names of no group aside). */
+export function hasGroupCycle(groups: ReadonlyMap<string, Group>): boolean {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const cycleFrom = (groupId: string): boolean => {
+    state.set(groupId, 'visiting');
+    for (const reference of referencedGroups(groups.get(groupId) as Group)) {
+      if (!groups.has(reference)) continue;
+      const seen = state.get(reference);
+      if (seen === 'visiting' || (seen === undefined && cycleFrom(reference))) return true;
+    }
+    state.set(groupId, 'done');
+    return false;
+  };
+  for (const groupId of groups.keys()) if (!state.has(groupId) && cycleFrom(groupId)) return true;
+  return false;
+}
+
 /** Group id → every ancestor through the subgroup relation. */
 export function computeAncestors(groups: ReadonlyMap<string, Group>): Map<string, Set<string>> {
   const ancestors = new Map<string, Set<string>>();

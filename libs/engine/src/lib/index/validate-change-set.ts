@@ -303,7 +303,7 @@ function checkAgainstState(
     }
   }
 
-  if (change.upsert.groups.length > 0) {
+  if (change.upsert.groups.length > 0 && !keepsGroupsAcyclic(change, state)) {
     const groups = new Map<string, Group>(state.groups);
     for (const groupId of change.delete.groups) groups.delete(groupId);
     for (const group of change.upsert.groups) groups.set(group.id, group);
@@ -313,6 +313,21 @@ function checkAgainstState(
       report,
     );
   }
+}
+
+/**
+ * Whether the groups stay acyclic for sure, so that looking for a cycle through every group would
+ * find none: they were, and every group upserted already was and names no group it did not name.
+ * Every reference is then one the configuration had, and a deletion only takes references away.
+ */
+function keepsGroupsAcyclic(change: ParsedChangeSet, state: FleetIndex): boolean {
+  if (!state.groupsAcyclic) return false;
+  return change.upsert.groups.every((group) => {
+    const before = state.groups.get(group.id);
+    if (!before) return false;
+    const named = new Set(referencedGroups(before));
+    return referencedGroups(group).every((reference) => named.has(reference));
+  });
 }
 
 function section(

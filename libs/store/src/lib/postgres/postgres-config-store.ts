@@ -1,5 +1,6 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { Transaction } from 'kysely';
+import type { Pool } from 'pg';
 import { resilientPool } from './resilient-pool';
 import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
@@ -48,6 +49,7 @@ export interface PostgresConfigStoreOptions {
 
 /** The config store on Postgres, through Kysely: one transaction per commit, gap-free revisions. */
 export class PostgresConfigStore implements ConfigStore {
+  private readonly pool: Pool;
   private readonly root: Kysely<StoreDatabase>;
   private readonly db: Kysely<StoreDatabase>;
   private readonly schema: string;
@@ -58,14 +60,11 @@ export class PostgresConfigStore implements ConfigStore {
     this.schema = options.schema ?? 'public';
     this.changeTopic = options.changeTopic ?? TOPICS.configChanges;
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
-    this.root = new Kysely<StoreDatabase>({
-      dialect: new PostgresDialect({
-        pool: resilientPool(
-          { connectionString: options.connectionString, max: options.maxConnections ?? 10 },
-          options.onConnectionError,
-        ),
-      }),
-    });
+    this.pool = resilientPool(
+      { connectionString: options.connectionString, max: options.maxConnections ?? 10 },
+      options.onConnectionError,
+    );
+    this.root = new Kysely<StoreDatabase>({ dialect: new PostgresDialect({ pool: this.pool }) });
     this.db = this.root.withSchema(this.schema);
   }
 
@@ -112,6 +111,10 @@ export class PostgresConfigStore implements ConfigStore {
     options: { readonly expectedRevision?: number } = {},
   ): Promise<CommittedChange[]> {
     if (changes.length === 0) return [];
+    const { expectedRevision } = options;
+    // Settings merge with the stored ones, read under the lock: those commits take the long way.
+    if (expectedRevision !== undefined && !changes.some(({ changeSet }) => setsSettings(changeSet)))
+      return this.commitInOneStatement(changes, expectedRevision);
     return this.db.transaction().execute(async (trx) => {
       // The one row of config_state is the lock that orders commits: revisions have no gaps.
       const state = await trx
@@ -121,104 +124,173 @@ export class PostgresConfigStore implements ConfigStore {
         .forUpdate()
         .executeTakeFirstOrThrow();
       const current = Number(state.revision);
-      if (options.expectedRevision !== undefined && options.expectedRevision !== current)
-        throw new RevisionConflictError(options.expectedRevision, current);
-
-      const committedAt = new Date();
-      const committed: CommittedChange[] = [];
-      const logRows: {
-        revision: number;
-        committed_at: Date;
-        author: string | null;
-        reason: string | null;
-        counts: string;
-        change_set: string;
-      }[] = [];
-      const outboxRows: { topic: string; key: string; payload: string; created_at: Date }[] = [];
-      // The group's writes folded per entity, the last one winning: one statement per kind, not
-      // one per change set (a burst of 200 single-node changes is one upsert).
-      const net = new Map<string, Map<string, RevisionedRow | null>>();
-      const netOf = (kind: string): Map<string, RevisionedRow | null> => {
-        let writes = net.get(kind);
-        if (!writes) net.set(kind, (writes = new Map()));
-        return writes;
-      };
-      let settings: unknown;
-      let settingsRead = false;
-      for (const { changeSet, author, reason } of changes) {
-        const revision = current + committed.length + 1;
-        for (const write of entityWrites(changeSet)) {
-          const writes = netOf(write.kind);
-          for (const key of write.deletes) writes.set(key, null);
-          for (const row of write.upserts) writes.set(row.key, { ...row, revision });
-        }
-        if (Object.keys(changeSet.upsert.settings).length > 0) {
-          if (!settingsRead) {
-            const stored = await trx
-              .selectFrom('entities')
-              .select('body')
-              .where('kind', '=', SETTINGS)
-              .executeTakeFirst();
-            settings = stored?.body;
-            settingsRead = true;
-          }
-          const merged = mergeSettings(changeSet, settings);
-          if (merged) {
-            settings = merged.body;
-            netOf(SETTINGS).set(SETTINGS, { ...merged, revision });
-          }
-        }
-        const changeSetText = JSON.stringify(changeSet);
-        const record: RevisionRecord = {
-          revision,
-          committedAt,
-          author: author ?? null,
-          reason: reason ?? null,
-          counts: changeCounts(changeSet),
-        };
-        logRows.push({
-          revision,
-          committed_at: committedAt,
-          author: record.author,
-          reason: record.reason,
-          counts: JSON.stringify(record.counts),
-          change_set: changeSetText,
-        });
-        const event = changeEvent({
-          revision,
-          committedAt,
-          changeSet,
-          changeSetText,
-          maxEventBytes: this.maxEventBytes,
-        });
-        outboxRows.push({
-          topic: this.changeTopic,
-          key: CONFIG_CHANGES_KEY,
-          payload: JSON.stringify(event),
-          created_at: committedAt,
-        });
-        committed.push({ ...record, changeSet });
-      }
-      for (const [kind, writes] of net) {
-        const deleted: string[] = [];
-        const upserted: RevisionedRow[] = [];
-        for (const [key, row] of writes) {
-          if (row) upserted.push(row);
-          else deleted.push(key);
-        }
-        await deleteKeys(trx, kind, deleted);
-        await upsertRows(trx, upserted);
-      }
+      if (expectedRevision !== undefined && expectedRevision !== current)
+        throw new RevisionConflictError(expectedRevision, current);
+      const stored = changes.some(({ changeSet }) => setsSettings(changeSet))
+        ? (await trx.selectFrom('entities').select('body').where('kind', '=', SETTINGS).executeTakeFirst())
+            ?.body
+        : undefined;
+      const plan = this.plan(changes, current, stored);
+      for (const [kind, keys] of plan.deletes) await deleteKeys(trx, kind, keys);
+      await upsertRows(trx, plan.upserts);
       await trx
         .updateTable('config_state')
-        .set({ revision: current + committed.length })
+        .set({ revision: current + plan.committed.length })
         .where('id', '=', 1)
         .execute();
-      await trx.insertInto('change_log').values(logRows).execute();
+      await trx.insertInto('change_log').values(plan.logRows).execute();
       // In revision order: the outbox is published by id, and ids follow the insertion order.
-      await trx.insertInto('outbox').values(outboxRows).execute();
-      return committed;
+      await trx.insertInto('outbox').values(plan.outboxRows).execute();
+      return plan.committed;
     });
+  }
+
+  /**
+   * The commit as one statement, so one round trip and no transaction to open and close: the update
+   * of config_state both takes the lock that orders commits and checks the expected revision, and
+   * every other write reads its result, so that none happens when it matched no row. Under that
+   * lock no other commit can run, and any that ran since the statement's snapshot moved the revision,
+   * so what the statement reads is what is current.
+   */
+  private async commitInOneStatement(
+    changes: readonly ChangeToCommit[],
+    expectedRevision: number,
+  ): Promise<CommittedChange[]> {
+    const plan = this.plan(changes, expectedRevision, undefined);
+    const deletes = [...plan.deletes].flatMap(([kind, keys]) => keys.map((key) => ({ kind, key })));
+    const committedAt = plan.committed[0]?.committedAt ?? new Date();
+    const result = await this.pool.query<{ revision: string }>({
+      name: `policygen-commit-${this.schema}`,
+      text: this.commitStatement,
+      values: [
+        expectedRevision,
+        expectedRevision + plan.committed.length,
+        deletes.map((row) => row.kind),
+        deletes.map((row) => row.key),
+        plan.upserts.map((row) => row.kind),
+        plan.upserts.map((row) => row.key),
+        plan.upserts.map((row) => JSON.stringify(row.body)),
+        plan.upserts.map((row) => row.revision),
+        committedAt,
+        plan.logRows.map((row) => row.revision),
+        plan.logRows.map((row) => row.author),
+        plan.logRows.map((row) => row.reason),
+        plan.logRows.map((row) => row.counts),
+        plan.logRows.map((row) => row.change_set),
+        plan.outboxRows.map((row) => row.topic),
+        plan.outboxRows.map((row) => row.key),
+        plan.outboxRows.map((row) => row.payload),
+      ],
+    });
+    if (result.rows.length === 0) {
+      const current = await currentRevision(this.db);
+      throw new RevisionConflictError(expectedRevision, current);
+    }
+    return plan.committed;
+  }
+
+  /** A table of the store's schema, quoted, for statements written by hand. */
+  private table(name: string): string {
+    return `"${this.schema.replaceAll('"', '""')}".${name}`;
+  }
+
+  private get commitStatement(): string {
+    return `with state as (
+        update ${this.table('config_state')} set revision = $2 where id = 1 and revision = $1 returning revision
+      ), deleted as (
+        delete from ${this.table('entities')} e using unnest($3::text[], $4::text[]) as d(kind, key), state
+        where e.kind = d.kind and e.key = d.key
+      ), upserted as (
+        insert into ${this.table('entities')} (kind, key, body, revision)
+        select u.kind, u.key, u.body::json, u.revision
+        from unnest($5::text[], $6::text[], $7::text[], $8::bigint[]) as u(kind, key, body, revision), state
+        on conflict (kind, key) do update set body = excluded.body, revision = excluded.revision
+      ), logged as (
+        insert into ${this.table('change_log')} (revision, committed_at, author, reason, counts, change_set)
+        select l.revision, $9, l.author, l.reason, l.counts::json, l.change_set::json
+        from unnest($10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[])
+          as l(revision, author, reason, counts, change_set), state
+      ), queued as (
+        insert into ${this.table('outbox')} (topic, key, payload, created_at)
+        select o.topic, o.key, o.payload::json, $9
+        from unnest($15::text[], $16::text[], $17::text[]) with ordinality as o(topic, key, payload, position), state
+        order by o.position
+      )
+      select revision from state`;
+  }
+
+  /**
+   * The rows a group of change sets writes, at the revisions after `current`. The group's entity
+   * writes are folded per entity, the last one winning: one statement per kind, not one per change
+   * set (a burst of 200 single-node changes is one upsert).
+   */
+  private plan(changes: readonly ChangeToCommit[], current: number, storedSettings: unknown): CommitPlan {
+    const committedAt = new Date();
+    const committed: CommittedChange[] = [];
+    const logRows: LogRow[] = [];
+    const outboxRows: OutboxRow[] = [];
+    const net = new Map<string, Map<string, RevisionedRow | null>>();
+    const netOf = (kind: string): Map<string, RevisionedRow | null> => {
+      let writes = net.get(kind);
+      if (!writes) net.set(kind, (writes = new Map()));
+      return writes;
+    };
+    let settings = storedSettings;
+    for (const { changeSet, author, reason } of changes) {
+      const revision = current + committed.length + 1;
+      for (const write of entityWrites(changeSet)) {
+        if (write.deletes.length === 0 && write.upserts.length === 0) continue;
+        const writes = netOf(write.kind);
+        for (const key of write.deletes) writes.set(key, null);
+        for (const row of write.upserts) writes.set(row.key, { ...row, revision });
+      }
+      const merged = mergeSettings(changeSet, settings);
+      if (merged) {
+        settings = merged.body;
+        netOf(SETTINGS).set(SETTINGS, { ...merged, revision });
+      }
+      const changeSetText = JSON.stringify(changeSet);
+      const record: RevisionRecord = {
+        revision,
+        committedAt,
+        author: author ?? null,
+        reason: reason ?? null,
+        counts: changeCounts(changeSet),
+      };
+      logRows.push({
+        revision,
+        committed_at: committedAt,
+        author: record.author,
+        reason: record.reason,
+        counts: JSON.stringify(record.counts),
+        change_set: changeSetText,
+      });
+      const event = changeEvent({
+        revision,
+        committedAt,
+        changeSet,
+        changeSetText,
+        maxEventBytes: this.maxEventBytes,
+      });
+      outboxRows.push({
+        topic: this.changeTopic,
+        key: CONFIG_CHANGES_KEY,
+        payload: JSON.stringify(event),
+        created_at: committedAt,
+      });
+      committed.push({ ...record, changeSet });
+    }
+    const deletes = new Map<string, string[]>();
+    const upserts: RevisionedRow[] = [];
+    for (const [kind, writes] of net) {
+      const deleted: string[] = [];
+      for (const [key, row] of writes) {
+        if (row) upserts.push(row);
+        else deleted.push(key);
+      }
+      if (deleted.length > 0) deletes.set(kind, deleted);
+    }
+    return { committed, logRows, outboxRows, deletes, upserts };
   }
 
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {
@@ -253,24 +325,23 @@ export class PostgresConfigStore implements ConfigStore {
     return row && { ...recordOf(row), changeSet: row.change_set as ParsedChangeSet };
   }
 
+  // The outbox is read and marked after every commit: plain prepared statements, not built anew each time.
   async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
-    const rows = await this.db
-      .selectFrom('outbox')
-      .select(['id', 'topic', 'key', 'payload'])
-      .where('published_at', 'is', null)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    const { rows } = await this.pool.query<{ id: string; topic: string; key: string; payload: unknown }>({
+      name: `policygen-unpublished-${this.schema}`,
+      text: `select id, topic, key, payload from ${this.table('outbox')} where published_at is null order by id limit $1`,
+      values: [limit],
+    });
     return rows.map((row) => ({ id: Number(row.id), topic: row.topic, key: row.key, payload: row.payload }));
   }
 
   async markPublished(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .updateTable('outbox')
-      .set({ published_at: new Date() })
-      .where('id', 'in', [...ids])
-      .execute();
+    await this.pool.query({
+      name: `policygen-mark-published-${this.schema}`,
+      text: `update ${this.table('outbox')} set published_at = $1 where id = any($2::bigint[])`,
+      values: [new Date(), ids],
+    });
   }
 
   async unpublishedCount(): Promise<number> {
@@ -294,6 +365,36 @@ export class PostgresConfigStore implements ConfigStore {
 /** An entity row and the revision that writes it. */
 type RevisionedRow = EntityRow & { readonly revision: number };
 
+interface LogRow {
+  readonly revision: number;
+  readonly committed_at: Date;
+  readonly author: string | null;
+  readonly reason: string | null;
+  readonly counts: string;
+  readonly change_set: string;
+}
+
+interface OutboxRow {
+  readonly topic: string;
+  readonly key: string;
+  readonly payload: string;
+  readonly created_at: Date;
+}
+
+/** What a group commit writes: its entities' net writes, its change-log rows and its outbox messages. */
+interface CommitPlan {
+  readonly committed: CommittedChange[];
+  readonly logRows: LogRow[];
+  readonly outboxRows: OutboxRow[];
+  /** Keys deleted, kind by kind. */
+  readonly deletes: ReadonlyMap<string, readonly string[]>;
+  readonly upserts: readonly RevisionedRow[];
+}
+
+function setsSettings(changeSet: ParsedChangeSet): boolean {
+  return Object.keys(changeSet.upsert.settings).length > 0;
+}
+
 const RECORD_COLUMNS = ['revision', 'committed_at', 'author', 'reason', 'counts'] as const;
 
 function recordOf(row: {
@@ -312,7 +413,7 @@ function recordOf(row: {
   };
 }
 
-async function currentRevision(trx: Transaction<StoreDatabase>): Promise<number> {
+async function currentRevision(trx: Kysely<StoreDatabase>): Promise<number> {
   const state = await trx
     .selectFrom('config_state')
     .select('revision')
