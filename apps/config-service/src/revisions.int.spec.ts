@@ -1,3 +1,4 @@
+import { Pool } from 'pg';
 import { PostgresConfigStore } from '@policygen/store';
 import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
 import type { ApiClient, ApiResponse } from './testing/api-client';
@@ -50,8 +51,14 @@ describe('config service: revisions', () => {
     ];
     expect(revisionsOf(series)).toEqual([1, 2, 3, 4, 5, 6]);
 
-    // Refused requests in the middle of it take no revision.
-    const concurrent = await Promise.all(
+    // Refused requests in the middle of it take no revision. The first commit waits on a lock held
+    // here until every request has arrived: those behind it are committed together, however fast
+    // a commit is.
+    const lock = new Pool({ connectionString: getTestInfrastructure().databaseUrl, max: 1 });
+    const holder = await lock.connect();
+    await holder.query('begin');
+    await holder.query(`select revision from "${schema}".config_state where id = 1 for update`);
+    const pending = Promise.all(
       Array.from({ length: 30 }, (_, index) => {
         if (index % 3 === 0)
           return api.post('/api/v1/changes', { upsert: { parameters: { [`c${index}`]: index } } });
@@ -59,6 +66,11 @@ describe('config service: revisions', () => {
         return api.put('/api/v1/parameters/p0', index);
       }),
     );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await holder.query('commit');
+    holder.release();
+    await lock.end();
+    const concurrent = await pending;
     const refusals = await Promise.all([
       api.post('/api/v1/nodes', node('n1')),
       api.delete('/api/v1/directives/d-ssh'),
