@@ -20,8 +20,13 @@ export interface GenerationLoopOptions {
   readonly cache: BundleCache;
   readonly publisher: BundlePublisher;
   readonly logger: Logger;
-  /** Nodes computed between two rounds of publishing (default 500). */
+  /** Nodes computed between two rounds of publishing in a catch-up (default 500). */
   readonly sliceSize?: number;
+  /**
+   * The same for a change's own nodes (default 64): its first bundles go out while the rest are
+   * computed, so the stages downstream work alongside instead of one after the other.
+   */
+  readonly changeSliceSize?: number;
   /** Waits after a failed cycle (snapshot, cache or bus), doubled at each failure in a row (default 1 s). */
   readonly retryDelayMs?: number;
   /** The longest wait between two attempts (default 30 s). */
@@ -113,11 +118,13 @@ export class GenerationLoop {
   private lastCycle: CycleReport | null = null;
   private failing: FailingStatus | null = null;
   private readonly sliceSize: number;
+  private readonly changeSliceSize: number;
   private readonly retryDelayMs: number;
   private readonly snapshotPatienceMs: number;
 
   constructor(private readonly options: GenerationLoopOptions) {
     this.sliceSize = options.sliceSize ?? 500;
+    this.changeSliceSize = options.changeSliceSize ?? 64;
     this.retryDelayMs = options.retryDelayMs ?? 1_000;
     this.snapshotPatienceMs = options.snapshotPatienceMs ?? 30_000;
   }
@@ -306,8 +313,9 @@ export class GenerationLoop {
         throw error;
       }
     };
-    for (let start = 0; start < candidates.length; start += this.sliceSize) {
-      const outcomes = await this.compute(engine, candidates.slice(start, start + this.sliceSize), forced);
+    const sliceSize = catchUp ? this.sliceSize : this.changeSliceSize;
+    for (let start = 0; start < candidates.length; start += sliceSize) {
+      const outcomes = await this.compute(engine, candidates.slice(start, start + sliceSize), forced);
       try {
         await publishing;
       } catch (error) {
