@@ -14,7 +14,6 @@ import {
 } from '@nestjs/common';
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { pack } from 'tar-stream';
 import { z } from 'zod';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
@@ -22,7 +21,7 @@ import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedPage } from '../feed';
 import { confirmationsSchema } from '../feed';
-import { addTarEntry } from './tar-stream-entry';
+import { TAR_END, tarHeader, tarPadding } from './tar-batch';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
 
@@ -42,7 +41,9 @@ export const MAX_BLOB_BATCH = 1_000;
 /** Blobs read (synchronously: small files, a promise each costs more) between turns of the event loop. */
 const BLOB_READ_SLICE = 64;
 const SHA256 = /^[0-9a-f]{64}$/;
-const EPOCH = new Date(0);
+/** Bytes of a blob batch's tar gathered before a write to the socket. */
+const WRITE_PIECE = 256 * 2 ** 10;
+const BLOCK = 512;
 const PAGE_START = Buffer.from('{"entries":[');
 
 const blobBatchSchema = z.object({
@@ -163,19 +164,29 @@ export class FeedController {
       });
     response.setHeader('content-type', 'application/x-tar');
     response.setHeader('x-policygen-blob-count', String(digests.length));
-    const archive = pack();
     // A reader that goes away mid-stream ends it; that is no error of this process.
-    archive.on('error', () => undefined);
-    archive.pipe(response);
+    response.on('error', () => undefined);
+    // Written in pieces of many blobs: a write per blob's header, content and padding cost more than the reads.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const send = (): boolean => {
+      const ok = response.write(pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes));
+      pending = [];
+      pendingBytes = 0;
+      return ok;
+    };
     try {
       for (const [index, digest] of digests.entries()) {
-        addTarEntry(archive, { name: digest, mode: 0o644, mtime: EPOCH }, this.blobs.readNow(digest));
-        if (response.writableNeedDrain)
+        const content = this.blobs.readNow(digest);
+        pending.push(tarHeader(digest, content.length), content, tarPadding(content.length));
+        pendingBytes += BLOCK + content.length + tarPadding(content.length).length;
+        if (pendingBytes >= WRITE_PIECE && !send())
           await Promise.race([once(response, 'drain'), once(response, 'close')]);
         else if (index % BLOB_READ_SLICE === BLOB_READ_SLICE - 1) await new Promise(setImmediate);
         if (response.destroyed) return;
       }
-      archive.finalize();
+      pending.push(TAR_END);
+      response.end(Buffer.concat(pending));
     } catch (error) {
       // Headers are gone: a cut stream is how the reader learns (its tar is incomplete).
       response.destroy(error as Error);
