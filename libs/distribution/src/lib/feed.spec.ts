@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { feedEntrySchema, plainFeedEntry } from './feed';
+import { blobBatchOf, blobBatchSchema } from './http/feed.controller';
 
 const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 });
 /** Digests and near misses: a capital, a letter past f, one digit short or over. */
@@ -102,5 +103,25 @@ describe('plainFeedEntry (the fast reading of an entry, the schema behind it)', 
       { numRuns: 20_000 },
     );
     expect(taken).toBeGreaterThan(50);
+  });
+});
+
+describe('blobBatchOf (a POST /blobs body read by hand, the schema behind it)', () => {
+  it('gives what the schema gives, and refuses what it refuses', () => {
+    const digests = fc.array(mostly(hex, digestLike, odd), { maxLength: 5 });
+    const body = mostly(
+      fc.record({ digests }),
+      fc.record({ digests, extra: odd }),
+      fc.record({ digests: odd }),
+      odd,
+    ).map((value): unknown => JSON.parse(JSON.stringify(value ?? null)));
+    fc.assert(
+      fc.property(body, (value) => {
+        const parsed = blobBatchSchema.safeParse(value);
+        if (parsed.success) expect(blobBatchOf(value)).toEqual(parsed.data.digests);
+        else expect(() => blobBatchOf(value)).toThrow('invalid blob request');
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });

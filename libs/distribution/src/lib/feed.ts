@@ -181,6 +181,11 @@ function isCount(value: unknown): boolean {
   return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
+/** Whether a string is 64 lowercase hex digits (a SHA-256 as the feed writes it), without a regular expression. */
+export function isSha256Hex(text: unknown): text is string {
+  return typeof text === 'string' && text.length === 64 && isHex64(text, 0);
+}
+
 /** 64 lowercase hex digits from `from` (the length checked by the caller). */
 function isHex64(text: string, from: number): boolean {
   for (let index = from; index < from + 64; index++) {

@@ -217,6 +217,7 @@ describe('FeedLog rewriting beside the appends', () => {
           const file = join(mkdtempSync(join(directory, 'case-')), 'feed.jsonl');
           const log = await FeedLog.open(file, { compactAfter, durable: true });
           const latest = new Map<string, FeedEntry>();
+          const everOn = new Map<string, Set<string>>();
           let seq = 0;
           for (const batch of batches) {
             const entries = batch.map(({ node, path, files }) => {
@@ -227,6 +228,7 @@ describe('FeedLog rewriting beside the appends', () => {
                 previousPath: latest.get(base.nodeId)?.path ?? [],
               };
               latest.set(made.nodeId, made);
+              everOn.set(made.nodeId, new Set([...(everOn.get(made.nodeId) ?? []), ...made.path]));
               return made;
             });
             const next = seq + (batch[0]?.advance ?? 0);
@@ -236,6 +238,15 @@ describe('FeedLog rewriting beside the appends', () => {
             if (batch[0]?.settle) await log.settled();
           }
           expect(log.cursor).toBe(seq);
+          // Every relay a node was ever served by is still named by its latest entry: it learns to drop it.
+          for (const [node, relays] of everOn) {
+            const held = log.latest(node);
+            for (const relay of relays)
+              expect([relay, held?.path.includes(relay) || held?.previousPath.includes(relay)]).toEqual([
+                relay,
+                true,
+              ]);
+          }
           await log.close();
           const reopened = await FeedLog.open(file);
           expect(reopened.cursor).toBe(seq);

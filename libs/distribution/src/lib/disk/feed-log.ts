@@ -202,14 +202,14 @@ export class FeedLog {
       last = entry.seq;
     }
     const mark = next !== undefined && next > last ? next : undefined;
-    const lines = entries.map((entry) => `${JSON.stringify(entry)}\n`);
-    const text = lines.join('') + (mark === undefined ? '' : `${JSON.stringify({ next: mark })}\n`);
+    const lines = entries.map((entry) => Buffer.from(`${JSON.stringify(entry)}\n`));
+    if (mark !== undefined) lines.push(Buffer.from(`${JSON.stringify({ next: mark })}\n`));
     // Indexed in the same turn as the write ends: a rewrite never sees lines written but not indexed.
     await this.serially(async () => {
       let at = this.size;
-      await this.write(Buffer.from(text));
+      await this.write(lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines));
       for (const [index, entry] of entries.entries()) {
-        const length = Buffer.byteLength(lines[index] ?? '');
+        const length = lines[index]?.length ?? 0;
         this.index(entry, at, length);
         at += length;
       }
@@ -492,11 +492,13 @@ export class FeedLog {
  * `previous` (a node moved off it, then removed) otherwise never hears that it must drop the node.
  */
 function withFormerRelays(entry: FeedEntry, previous: FeedEntry): FeedEntry {
-  const named = new Set([...entry.path, ...entry.previousPath]);
-  const former = [...new Set([...previous.path, ...previous.previousPath])].filter(
-    (relay) => !named.has(relay),
-  );
-  return former.length === 0 ? entry : { ...entry, previousPath: [...entry.previousPath, ...former] };
+  let former: string[] | null = null;
+  // Paths are a few relays long: looked through, not put in sets (this runs for every entry).
+  for (const relays of [previous.path, previous.previousPath])
+    for (const relay of relays)
+      if (!entry.path.includes(relay) && !entry.previousPath.includes(relay) && !former?.includes(relay))
+        (former ??= []).push(relay);
+  return former === null ? entry : { ...entry, previousPath: [...entry.previousPath, ...former] };
 }
 
 /** Shares equal strings, relay paths and file references between entries. */
