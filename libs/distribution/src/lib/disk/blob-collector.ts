@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
-import { entryFor } from '../feed';
 import type { BlobDirectory } from './blob-directory';
 import type { FeedLog } from './feed-log';
 

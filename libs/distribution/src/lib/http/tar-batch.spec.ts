@@ -11,7 +11,7 @@ async function entriesOf(
   const done = new Promise<void>((resolve, reject) => {
     reader.on('entry', (header, stream, next) => {
       const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
       stream.on('end', () => {
         entries.push({ name: header.name, mode: header.mode, content: Buffer.concat(chunks) });
         next();
