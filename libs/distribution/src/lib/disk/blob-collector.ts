@@ -68,35 +68,20 @@ export class BlobCollector {
     await this.sweeping;
   }
 
-  /** The blobs of every latest bundle, served or not (the root keeps them all). */
-  private async referencedByAll(): Promise<Set<string>> {
-    const referenced = new Set<string>();
-    // In slices: at 100k nodes a pass takes a second, which the node requests must not wait for.
-    // What changes meanwhile is safe: a blob referenced after its entry was passed is only
-    // marked, and the next pass sees it referenced long before its grace period ends.
-    let counted = 0;
-    for (const entry of [...this.options.log.latestEntries()]) {
-      if (++counted % 5_000 === 0) await yieldToEventLoop();
-      for (const file of entry.bundle?.files ?? []) referenced.add(file.sha256);
-    }
-    return referenced;
-  }
-
   private async collect(): Promise<number> {
     const { blobs, log, relayId, graceMs } = this.options;
     const now = (this.options.now ?? Date.now)();
     const touched = blobs.takeTouched();
-    const referenced = relayId === undefined ? await this.referencedByAll() : null;
     let counted = 0;
     const expired: string[] = [];
     for (const digest of blobs.digests()) {
       if (++counted % 50_000 === 0) await yieldToEventLoop();
-      // A relay asks the log's reference counts (the blobs of the bundles it keeps), kept as entries
-      // come: walking every latest entry's ~35 files at each pass cost more than the rest of the relay.
-      if (
-        (referenced ? referenced.has(digest) : log.referencedBelow(digest, relayId ?? null)) ||
-        touched.has(digest)
-      ) {
+      // The log's reference counts, kept as entries come (the root keeps every latest bundle's blobs,
+      // a relay those of the bundles it keeps): walking every latest entry's ~35 files at each pass
+      // cost more than the rest of a relay.
+      const referenced =
+        relayId === undefined ? log.referencedAnywhere(digest) : log.referencedBelow(digest, relayId);
+      if (referenced || touched.has(digest)) {
         this.unreferencedSince.delete(digest);
         continue;
       }

@@ -65,6 +65,11 @@ describe('which blobs a relay may read (FeedLog.referencedBelow)', () => {
                 relay,
                 readable: truth,
               });
+              for (const digest of DIGESTS)
+                expect([digest[0], log.referencedAnywhere(digest)]).toEqual([
+                  digest[0],
+                  latest.some((entry) => !!entry.bundle?.files.some((file) => file.sha256 === digest)),
+                ]);
             }
           await log.close();
         },

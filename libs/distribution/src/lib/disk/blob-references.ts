@@ -15,14 +15,26 @@ interface PathCount {
 export class BlobReferences {
   private readonly byDigest = new Map<string, PathCount | Map<readonly string[], PathCount>>();
 
+  /** How many files of the latest bundles served nowhere name each blob (the root keeps those too). */
+  private readonly unserved = new Map<string, number>();
+
   add(entry: FeedEntry): void {
-    if (!entry.bundle || entry.path.length === 0) return;
-    for (const file of entry.bundle.files) this.addDigest(file.sha256, entry.path);
+    if (!entry.bundle) return;
+    if (entry.path.length === 0)
+      for (const file of entry.bundle.files)
+        this.unserved.set(file.sha256, (this.unserved.get(file.sha256) ?? 0) + 1);
+    else for (const file of entry.bundle.files) this.addDigest(file.sha256, entry.path);
   }
 
   remove(entry: FeedEntry): void {
-    if (!entry.bundle || entry.path.length === 0) return;
-    for (const file of entry.bundle.files) this.removeDigest(file.sha256, entry.path);
+    if (!entry.bundle) return;
+    if (entry.path.length === 0)
+      for (const file of entry.bundle.files) {
+        const count = (this.unserved.get(file.sha256) ?? 0) - 1;
+        if (count > 0) this.unserved.set(file.sha256, count);
+        else this.unserved.delete(file.sha256);
+      }
+    else for (const file of entry.bundle.files) this.removeDigest(file.sha256, entry.path);
   }
 
   /**
@@ -97,7 +109,13 @@ export class BlobReferences {
     return false;
   }
 
+  /** Whether any latest bundle references the blob, served or not. */
+  referencedAnywhere(digest: string): boolean {
+    return this.byDigest.has(digest) || this.unserved.has(digest);
+  }
+
   clear(): void {
     this.byDigest.clear();
+    this.unserved.clear();
   }
 }

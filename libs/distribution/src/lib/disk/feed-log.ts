@@ -193,6 +193,11 @@ export class FeedLog {
     return this.references.referencedBelow(digest, relayId);
   }
 
+  /** Whether a node's latest bundle names the blob, whether it is served anywhere or not. */
+  referencedAnywhere(digest: string): boolean {
+    return this.references.referencedAnywhere(digest);
+  }
+
   /** Appends entries in seq order (each after the cursor). */
   async append(entries: readonly FeedEntry[], next?: number): Promise<void> {
     if (entries.length === 0 && (next === undefined || next <= this.position)) return;
