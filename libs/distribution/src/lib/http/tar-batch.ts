@@ -13,6 +13,9 @@ const TEMPLATE = (() => {
   return header;
 })();
 
+/** The template's byte sum: a header's checksum is it plus its name's and size's bytes (zeros in the template). */
+const TEMPLATE_SUM = TEMPLATE.reduce((sum, byte) => sum + byte, 0);
+
 /** The two zero blocks that end an archive. */
 export const TAR_END = Buffer.alloc(2 * BLOCK);
 
@@ -26,10 +29,11 @@ export function tarHeader(name: string, size: number): Buffer {
   if (!Number.isSafeInteger(size) || size < 0 || size >= 8 ** 11)
     throw new Error(`a tar entry of ${size} bytes`);
   const header = Buffer.from(TEMPLATE);
-  header.write(name, 0, 'utf8');
+  const nameBytes = header.write(name, 0, 'utf8');
   header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1');
-  let sum = 0;
-  for (let index = 0; index < BLOCK; index++) sum += header[index] ?? 0;
+  let sum = TEMPLATE_SUM;
+  for (let index = 0; index < nameBytes; index++) sum += header[index] ?? 0;
+  for (let index = 124; index < 136; index++) sum += header[index] ?? 0;
   header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
   return header;
 }
