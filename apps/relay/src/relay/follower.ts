@@ -252,7 +252,7 @@ export class Follower implements ConfirmationSink {
       'blobs of served bundles dropped as torn at opening: fetching them again',
     );
     const absent = await this.fetchBlobs([...missing]);
-    blobs.sync();
+    await blobs.flush();
     if (absent.size > 0)
       logger.error(
         { blobs: absent.size, examples: [...absent].slice(0, 5) },
@@ -292,7 +292,7 @@ export class Follower implements ConfirmationSink {
       );
     }
     // The blobs reach the disk before the entries that name them (the log flushes each append).
-    blobs.sync();
+    await blobs.flush();
     await log.append(entries, page.next);
 
     const confirmedAt = new Date().toISOString();

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import { z } from 'zod';
 import type { Blob, Confirmation, FeedEntry, FeedPage } from '@policygen/distribution';
-import { feedEntrySchema, feedPageSchema } from '@policygen/distribution';
+import { feedEntrySchema, feedPageSchema, plainFeedEntry } from '@policygen/distribution';
 import { tarEntries } from './tar-entries';
 
 export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
@@ -99,6 +99,12 @@ export class ParentClient {
     const entries: FeedEntry[] = [];
     const refused: RefusedEntry[] = [];
     parsed.data.entries.forEach((raw, index) => {
+      const plain = plainFeedEntry(raw);
+      if (plain) {
+        entries.push(plain);
+        return;
+      }
+      // Not plainly an entry: the schema says whether it is one all the same, and if not, why.
       const entry = feedEntrySchema.safeParse(raw);
       if (entry.success) entries.push(entry.data);
       else {

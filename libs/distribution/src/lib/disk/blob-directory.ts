@@ -17,6 +17,7 @@ import {
   writevSync,
   fsyncSync,
   fdatasyncSync,
+  fdatasync as fdatasyncCallback,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { fsyncDirectory, stagingNameOf, writeFileDurably } from '@policygen/serv
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const readAt = promisify(readCallback);
+const fdatasyncAsync = promisify(fdatasyncCallback);
 
 /** An index record: digest (32 bytes), pack number (u32), offset (f64), length (u32; all ones: deleted). */
 const RECORD = 48;
@@ -104,6 +106,10 @@ export class BlobDirectory {
   private indexDirty = false;
   private markedAt = 0;
   private dropped = false;
+  /** The last `flush` under way: a later one resolves only once it has too. */
+  private flushing: Promise<void> = Promise.resolve();
+  /** Flushes under way: the index is not rewritten under them (its descriptor closes). */
+  private flushesUnderWay = 0;
   /** Blobs asked for (`has`) since the collector last looked, when one is watching: in use by a writer. */
   private touched: Set<string> | null = null;
 
@@ -199,12 +205,49 @@ export class BlobDirectory {
     if (Date.now() - this.markedAt >= MARK_INTERVAL_MS) this.markSynced();
   }
 
-  /** Records how far the files are flushed (they are, by the caller): opening trusts what lies before. */
-  private markSynced(): void {
-    const mark: SyncedMark = {
+  /**
+   * `sync` off the event loop: the files' flushes run in the thread pool, at once, while blobs
+   * may go on being written (those are flushed by the next call). Resolves once the blobs written
+   * before the call are on the disk, by this flush or by one under way.
+   */
+  async flush(): Promise<void> {
+    const packs = [...this.packs.values()].filter((pack) => pack.dirty);
+    for (const pack of packs) pack.dirty = false;
+    const index = this.indexFd >= 0 && this.indexDirty ? this.indexFd : -1;
+    this.indexDirty = false;
+    const mark = this.currentMark();
+    const earlier = this.flushing;
+    this.flushesUnderWay++;
+    const own = (async () => {
+      try {
+        await Promise.all([
+          ...packs.map((pack) => fdatasyncAsync(pack.fd)),
+          ...(index >= 0 ? [fdatasyncAsync(index)] : []),
+        ]);
+      } catch (error) {
+        for (const pack of packs) pack.dirty = true;
+        if (index >= 0) this.indexDirty = true;
+        throw error;
+      } finally {
+        this.flushesUnderWay--;
+      }
+    })();
+    // An earlier flush that failed leaves some of this caller's blobs unflushed too: it fails with it.
+    this.flushing = own;
+    own.catch(() => undefined);
+    await Promise.all([earlier, own]);
+    if (Date.now() - this.markedAt >= MARK_INTERVAL_MS) this.markSynced(mark);
+  }
+
+  private currentMark(): SyncedMark {
+    return {
       records: this.indexRecords,
       packs: Object.fromEntries([...this.packs.values()].map((pack) => [pack.number, pack.size])),
     };
+  }
+
+  /** Records how far the files are flushed (they are, by the caller): opening trusts what lies before. */
+  private markSynced(mark: SyncedMark = this.currentMark()): void {
     writeFileDurably(join(this.directory, 'synced'), JSON.stringify(mark));
     this.markedAt = Date.now();
   }
@@ -522,8 +565,12 @@ export class BlobDirectory {
     if (pack) pack.live--;
   }
 
-  /** A rewrite that fails (a full disk) leaves the index as it was: tried again at the next deletion. */
+  /**
+   * A rewrite that fails (a full disk) leaves the index as it was: tried again at the next deletion,
+   * as is one that would close the index under a flush.
+   */
   private rewriteIndexIfPossible(): void {
+    if (this.flushesUnderWay > 0) return;
     try {
       this.rewriteIndex();
     } catch (error) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { FeedEntry } from '../feed';
+import { BlobReferences } from './blob-references';
 import { FeedLog } from './feed-log';
 
 const AT = '2026-11-24T10:00:00.000Z';
@@ -64,11 +65,69 @@ describe('which blobs a relay may read (FeedLog.referencedBelow)', () => {
                 relay,
                 readable: truth,
               });
+              for (const digest of DIGESTS)
+                expect([digest[0], log.referencedAnywhere(digest)]).toEqual([
+                  digest[0],
+                  latest.some((entry) => !!entry.bundle?.files.some((file) => file.sha256 === digest)),
+                ]);
             }
           await log.close();
         },
       ),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe('BlobReferences.replace (a node changing only the files that differ)', () => {
+  const entryOf = (
+    seq: number,
+    path: readonly string[],
+    files: readonly number[] | null,
+    filePaths: readonly string[],
+  ): FeedEntry => ({
+    seq,
+    nodeId: 'n',
+    path: [...path],
+    previousPath: [],
+    revision: seq,
+    bundle: files && {
+      hash: `sha256:${'f'.repeat(64)}`,
+      revision: seq,
+      committedAt: AT,
+      generatedAt: AT,
+      distributedAt: AT,
+      files: files.map((file, at) => ({ path: filePaths[at] ?? `f${at}`, sha256: DIGESTS[file] ?? '' })),
+      nodeKey: null,
+    },
+  });
+
+  it('answers as removing the previous entry then adding the new one does', () => {
+    // Paths shared by identity, as the feed log interns them; some changes keep the path, some move.
+    const paths = PATHS.map((path) => [...path]);
+    const version = fc.record({
+      path: fc.nat(paths.length - 1),
+      files: fc.option(fc.array(fc.nat(DIGESTS.length - 1), { maxLength: 6 }), { nil: null }),
+      filePaths: fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 6, maxLength: 6 }),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(2), version), { minLength: 1, maxLength: 30 }), (changes) => {
+        const shortcut = new BlobReferences();
+        const plain = new BlobReferences();
+        const latest = new Map<number, FeedEntry>();
+        for (const [index, [node, { path, files, filePaths }]] of changes.entries()) {
+          const entry = { ...entryOf(index + 1, [], files, filePaths), path: paths[path] ?? [] };
+          const previous = latest.get(node);
+          shortcut.replace(previous, entry);
+          if (previous) plain.remove(previous);
+          plain.add(entry);
+          latest.set(node, entry);
+        }
+        for (const digest of DIGESTS)
+          for (const relay of [...RELAYS, null])
+            expect(shortcut.referencedBelow(digest, relay)).toBe(plain.referencedBelow(digest, relay));
+      }),
+      { numRuns: 500 },
     );
   });
 });

@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import fc from 'fast-check';
 import { join } from 'node:path';
 import type { FeedEntry } from '../feed';
 import { DiskHealth } from './disk-health';
@@ -91,6 +92,7 @@ describe('FeedLog on a large file', () => {
         Array.from({ length: 1_000 }, (_, index) => entry(nodes + start + index + 1, start + index, 2)),
       );
     // 11,000 superseded lines reached the threshold (one per node) at the last page: rewritten.
+    await log.settled();
     expect(statSync(file).size).toBeLessThan(grown * 1.1);
     await log.close();
     const reopened = await FeedLog.open(file);
@@ -170,5 +172,89 @@ describe('FeedLog after a crash mid-append: the torn tail found, counted and cut
       'next',
     ]);
     expect(existsSync(`${file}.compacting`)).toBe(false);
+  });
+});
+
+describe('FeedLog rewriting beside the appends', () => {
+  let directory: string;
+  beforeAll(() => {
+    directory = mkdtempSync(join(tmpdir(), 'policygen-feed-rewrite-'));
+  });
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  const PATHS = [[], ['root'], ['root', 'eu'], ['root', 'us']];
+  const RELAYS = ['root', 'eu', 'us'];
+
+  const expectSame = (log: FeedLog, expected: FeedLog | Map<string, FeedEntry>, cursor: number): void => {
+    for (const relay of RELAYS)
+      for (const after of [0, Math.floor(cursor / 2)]) {
+        const slice = log.after(after, relay, 7);
+        const text = log.afterAsJson(after, relay, 7);
+        // The bytes served are the entries held, whether read from lines or written anew.
+        expect(JSON.parse(`[${text.json.toString()}]`)).toEqual(slice.entries);
+        expect([text.count, text.next]).toEqual([slice.entries.length, slice.next]);
+        if (expected instanceof FeedLog) expect(slice).toEqual(expected.after(after, relay, 7));
+      }
+    if (expected instanceof Map)
+      expect(new Map([...log.latestEntries()].map((entry) => [entry.nodeId, entry.bundle?.hash]))).toEqual(
+        new Map([...expected].map(([node, entry]) => [node, entry.bundle?.hash])),
+      );
+  };
+
+  it('keeps every append and serves the same pages, through rewrites under way, finished, and reopened', async () => {
+    const change = fc.record({
+      node: fc.nat(5),
+      path: fc.nat(PATHS.length - 1),
+      files: fc.nat(3),
+      advance: fc.nat(2),
+      settle: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(change, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (batches, compactAfter) => {
+          const file = join(mkdtempSync(join(directory, 'case-')), 'feed.jsonl');
+          const log = await FeedLog.open(file, { compactAfter, durable: true });
+          const latest = new Map<string, FeedEntry>();
+          const everOn = new Map<string, Set<string>>();
+          let seq = 0;
+          for (const batch of batches) {
+            const entries = batch.map(({ node, path, files }) => {
+              const base = entry(++seq, node, files + 1);
+              const made = {
+                ...base,
+                path: [...(PATHS[path] ?? [])],
+                previousPath: latest.get(base.nodeId)?.path ?? [],
+              };
+              latest.set(made.nodeId, made);
+              everOn.set(made.nodeId, new Set([...(everOn.get(made.nodeId) ?? []), ...made.path]));
+              return made;
+            });
+            const next = seq + (batch[0]?.advance ?? 0);
+            await log.append(entries, next);
+            seq = next;
+            expectSame(log, latest, seq);
+            if (batch[0]?.settle) await log.settled();
+          }
+          expect(log.cursor).toBe(seq);
+          // Every relay a node was ever served by is still named by its latest entry: it learns to drop it.
+          for (const [node, relays] of everOn) {
+            const held = log.latest(node);
+            for (const relay of relays)
+              expect([relay, held?.path.includes(relay) || held?.previousPath.includes(relay)]).toEqual([
+                relay,
+                true,
+              ]);
+          }
+          await log.close();
+          const reopened = await FeedLog.open(file);
+          expect(reopened.cursor).toBe(seq);
+          expectSame(reopened, latest, seq);
+          await reopened.close();
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

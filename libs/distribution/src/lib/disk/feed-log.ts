@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { createReadStream, existsSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { FeedEntry, FeedFile } from '../feed';
@@ -7,6 +7,9 @@ import { feedEntrySchema } from '../feed';
 import { BlobReferences } from './blob-references';
 import type { DiskHealth } from './disk-health';
 import { fsyncDirectory } from '@policygen/service-kit';
+
+/** Bytes of old lines copied at once by a rewrite. */
+const COPY_CHUNK = 4 * 2 ** 20;
 
 export interface FeedLogOptions {
   /** Flush each append to the disk before it resolves (the root's log: its source commits after). */
@@ -18,6 +21,20 @@ export interface FeedLogOptions {
   readonly compactAfter?: number;
   /** Told of torn writes repaired at opening and of writes that fail (a full disk). */
   readonly health?: DiskHealth;
+}
+
+/** A latest entry and where its line lies in the file (`at` -1: the entry is not its line as written). */
+interface Held {
+  readonly entry: FeedEntry;
+  at: number;
+  length: number;
+}
+
+/** The entries of a slice as the bytes of a JSON array's elements, comma separated. */
+export interface FeedSliceText {
+  readonly json: Buffer;
+  readonly count: number;
+  readonly next: number;
 }
 
 export interface FeedSlice {
@@ -38,10 +55,15 @@ export interface FeedSlice {
  * not JSON, not an entry: a crash or power loss mid-append) and cuts the file there: what followed
  * was never acknowledged, and is given again (the bus redelivers it, the parent's feed has it).
  * A rewrite goes aside, is flushed, renamed over the file, and the directory flushed.
+ *
+ * The rewrite runs beside the appends, not in their way: it copies the live lines' bytes as of a
+ * moment (each entry knows where its line is) into the file aside, then, between two appends,
+ * copies the lines appended meanwhile after them, flushes, and renames. Until the rename the file
+ * is the old one, whole; after it, the new one, whole and flushed.
  */
 export class FeedLog {
   private readonly latestByNode = new Map<string, FeedEntry>();
-  private readonly entriesBySeq = new Map<number, FeedEntry>();
+  private readonly entriesBySeq = new Map<number, Held>();
   private readonly seqsByRelay = new Map<string, number[]>();
   private readonly references = new BlobReferences();
   /**
@@ -56,7 +78,10 @@ export class FeedLog {
   private superseded = 0;
   private waiters: (() => void)[] = [];
   private handle: FileHandle | null = null;
+  /** The file read synchronously (a page's lines): the same file as `handle`, swapped with it. */
+  private readFd = -1;
   private writing: Promise<void> = Promise.resolve();
+  private compacting: Promise<void> | null = null;
   private closing = false;
 
   private constructor(
@@ -73,6 +98,7 @@ export class FeedLog {
     const created = !existsSync(file);
     const torn = await log.load();
     log.handle = await open(file, 'a');
+    log.readFd = openSync(file, 'r');
     if (created) fsyncDirectory(dirname(file));
     if (torn) {
       const { size } = await log.handle.stat();
@@ -100,7 +126,7 @@ export class FeedLog {
         const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
         let start = 0;
         for (let newline = data.indexOf(10, start); newline !== -1; newline = data.indexOf(10, start)) {
-          const problem = this.load1(data.toString('utf8', start, newline));
+          const problem = this.load1(data.toString('utf8', start, newline), this.size, newline + 1 - start);
           if (problem !== null) {
             stream.destroy();
             return { line: lineNumber + 1, reason: problem };
@@ -120,7 +146,7 @@ export class FeedLog {
   }
 
   /** Indexes a line; what is wrong with it when it is no record. */
-  private load1(line: string): string | null {
+  private load1(line: string, at: number, length: number): string | null {
     let record: { readonly next?: number };
     try {
       record = JSON.parse(line) as { readonly next?: number };
@@ -133,7 +159,7 @@ export class FeedLog {
     }
     const parsed = feedEntrySchema.safeParse(record);
     if (!parsed.success) return `not a feed entry: ${parsed.error.message}`;
-    this.index(parsed.data);
+    this.index(parsed.data, at, length);
     return null;
   }
 
@@ -167,6 +193,11 @@ export class FeedLog {
     return this.references.referencedBelow(digest, relayId);
   }
 
+  /** Whether a node's latest bundle names the blob, whether it is served anywhere or not. */
+  referencedAnywhere(digest: string): boolean {
+    return this.references.referencedAnywhere(digest);
+  }
+
   /** Appends entries in seq order (each after the cursor). */
   async append(entries: readonly FeedEntry[], next?: number): Promise<void> {
     if (entries.length === 0 && (next === undefined || next <= this.position)) return;
@@ -176,18 +207,28 @@ export class FeedLog {
       last = entry.seq;
     }
     const mark = next !== undefined && next > last ? next : undefined;
-    const text =
-      entries.map((entry) => `${JSON.stringify(entry)}\n`).join('') +
-      (mark === undefined ? '' : `${JSON.stringify({ next: mark })}\n`);
-    await this.serially(() => this.write(Buffer.from(text)));
-    for (const entry of entries) this.index(entry);
-    if (mark !== undefined) this.position = mark;
-    if (this.superseded >= (this.options.compactAfter ?? Math.max(10_000, this.latestByNode.size)))
-      // The entries are written: a rewrite that fails (a full disk) is no failure of the append.
-      await this.compact().catch((error: unknown) => this.options.health?.writeFailed('feed', error));
+    const lines = entries.map((entry) => Buffer.from(`${JSON.stringify(entry)}\n`));
+    if (mark !== undefined) lines.push(Buffer.from(`${JSON.stringify({ next: mark })}\n`));
+    // Indexed in the same turn as the write ends: a rewrite never sees lines written but not indexed.
+    await this.serially(async () => {
+      let at = this.size;
+      await this.write(lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines));
+      for (const [index, entry] of entries.entries()) {
+        const length = lines[index]?.length ?? 0;
+        this.index(entry, at, length);
+        at += length;
+      }
+      if (mark !== undefined) this.position = mark;
+    });
+    this.compactWhenDue();
     const waiting = this.waiters;
     this.waiters = [];
     for (const wake of waiting) wake();
+  }
+
+  /** Resolves once no rewrite is under way (one due is started by an append, and runs beside the next). */
+  async settled(): Promise<void> {
+    while (this.compacting) await this.compacting;
   }
 
   /** Moves the cursor without entries: nothing up to `next` concerns this log. */
@@ -197,6 +238,11 @@ export class FeedLog {
 
   /** The entries after a cursor that concern a relay (keep or drop a node), in order. */
   after(cursor: number, relayId: string, limit: number): FeedSlice {
+    const { held, next } = this.heldAfter(cursor, relayId, limit);
+    return { entries: held.map(({ entry }) => entry), next };
+  }
+
+  private heldAfter(cursor: number, relayId: string, limit: number): { held: Held[]; next: number } {
     const seqs = this.seqsByRelay.get(relayId) ?? [];
     let low = 0;
     let high = seqs.length;
@@ -205,17 +251,53 @@ export class FeedLog {
       if ((seqs[middle] ?? 0) <= cursor) low = middle + 1;
       else high = middle;
     }
-    const entries: FeedEntry[] = [];
+    const held: Held[] = [];
     let index = low;
-    for (; index < seqs.length && entries.length < limit; index++) {
-      const entry = this.entriesBySeq.get(seqs[index] ?? 0);
-      if (entry) entries.push(entry);
+    for (; index < seqs.length && held.length < limit; index++) {
+      const found = this.entriesBySeq.get(seqs[index] ?? 0);
+      if (found) held.push(found);
     }
     // Superseded seqs left at the end of the relay's list say nothing: the page is complete.
     while (index < seqs.length && !this.entriesBySeq.has(seqs[index] ?? 0)) index++;
     const complete = index >= seqs.length;
-    const next = complete ? Math.max(cursor, this.position) : (entries[entries.length - 1]?.seq ?? cursor);
-    return { entries, next };
+    const next = complete ? Math.max(cursor, this.position) : (held[held.length - 1]?.entry.seq ?? cursor);
+    return { held, next };
+  }
+
+  /**
+   * `after`, as the bytes of the entries' JSON: their lines as the file holds them, read in runs of
+   * adjacent lines, not each entry written again (a page of 5,000 entries is ~25 MB of JSON).
+   */
+  afterAsJson(cursor: number, relayId: string, limit: number): FeedSliceText {
+    const { held, next } = this.heldAfter(cursor, relayId, limit);
+    const parts: Buffer[] = [];
+    for (let index = 0; index < held.length;) {
+      const first = held[index] as Held;
+      if (first.at < 0) {
+        parts.push(Buffer.from(`${JSON.stringify(first.entry)}\n`));
+        index++;
+        continue;
+      }
+      let end = first.at + first.length;
+      let last = index + 1;
+      for (; last < held.length; last++) {
+        const following = held[last] as Held;
+        if (following.at !== end) break;
+        end += following.length;
+      }
+      const run = Buffer.allocUnsafe(end - first.at);
+      for (let done = 0; done < run.length;) {
+        const read = readSync(this.readFd, run, done, run.length - done, first.at + done);
+        if (read === 0) throw new Error(`${this.file}: a line ends before its recorded length`);
+        done += read;
+      }
+      parts.push(run);
+      index = last;
+    }
+    const json = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    // Every line ends with its newline: those become the commas between the elements, the last dropped.
+    for (let at = json.indexOf(10); at !== -1; at = json.indexOf(10, at + 1)) json[at] = 0x2c;
+    return { json: json.subarray(0, Math.max(0, json.length - 1)), count: held.length, next };
   }
 
   /** Once closed, nobody waits for an append any more. */
@@ -241,77 +323,144 @@ export class FeedLog {
 
   async close(): Promise<void> {
     this.closing = true;
+    await this.settled();
     await this.writing;
     for (const wake of this.waiters) wake();
     this.waiters = [];
     await this.handle?.close();
     this.handle = null;
+    if (this.readFd >= 0) closeSync(this.readFd);
+    this.readFd = -1;
   }
 
-  private index(appended: FeedEntry): void {
+  private index(appended: FeedEntry, at: number, length: number): void {
     const previous = this.latestByNode.get(appended.nodeId);
-    const entry = this.interned.entry(previous ? withFormerRelays(appended, previous) : appended);
+    const widened = previous ? withFormerRelays(appended, previous) : appended;
+    const entry = this.interned.entry(widened, previous);
     if (previous) {
       this.entriesBySeq.delete(previous.seq);
-      this.references.remove(previous);
       this.superseded++;
     }
-    this.references.add(entry);
+    this.references.replace(previous, entry);
     this.latestByNode.set(entry.nodeId, entry);
-    this.entriesBySeq.set(entry.seq, entry);
-    for (const relay of new Set([...entry.path, ...entry.previousPath])) {
-      const seqs = this.seqsByRelay.get(relay) ?? [];
-      seqs.push(entry.seq);
-      this.seqsByRelay.set(relay, seqs);
-    }
+    this.entriesBySeq.set(entry.seq, { entry, at: widened === appended ? at : -1, length });
+    // Each relay named once (its list's last seq is this one when it was named already).
+    for (const relays of [entry.path, entry.previousPath])
+      for (const relay of relays) {
+        const seqs = this.listFor(relay);
+        if (seqs[seqs.length - 1] !== entry.seq) seqs.push(entry.seq);
+      }
     this.position = Math.max(this.position, entry.seq);
     if (entry.revision > this.newestRevision) this.newestRevision = entry.revision;
   }
 
-  /** Rewrites the file with each node's latest entry only, aside then renamed. */
+  private listFor(relay: string): number[] {
+    let seqs = this.seqsByRelay.get(relay);
+    if (!seqs) {
+      seqs = [];
+      this.seqsByRelay.set(relay, seqs);
+    }
+    return seqs;
+  }
+
+  private compactWhenDue(): void {
+    if (
+      this.compacting ||
+      this.closing ||
+      this.superseded < (this.options.compactAfter ?? Math.max(10_000, this.latestByNode.size))
+    )
+      return;
+    // The entries are written: a rewrite that fails (a full disk) is no failure of an append.
+    this.compacting = this.compact()
+      .catch((error: unknown) => this.options.health?.writeFailed('feed', error))
+      .finally(() => {
+        this.compacting = null;
+      });
+  }
+
+  /**
+   * Rewrites the file with each node's latest entry only: the live lines as of now are copied
+   * aside while appends go on, then those appended meanwhile, then the copy is renamed over it.
+   */
   private async compact(): Promise<void> {
+    let snapshot: Held[] = [];
+    let copiedUpTo = 0;
+    let supersededThen = 0;
+    let positionThen = 0;
     await this.serially(async () => {
-      const latest = [...this.latestByNode.values()].sort((a, b) => a.seq - b.seq);
-      const staging = `${this.file}.compacting`;
-      const handle = await open(staging, 'w');
-      let size = 0;
-      try {
-        // In slices: the whole file would not fit in one string at 100k nodes.
-        for (let start = 0; start <= latest.length; start += 1_000) {
-          const lines =
-            latest
-              .slice(start, start + 1_000)
-              .map((entry) => `${JSON.stringify(entry)}\n`)
-              .join('') +
-            (start + 1_000 > latest.length ? `${JSON.stringify({ next: this.position })}\n` : '');
-          const { bytesWritten } = await handle.write(lines);
-          if (bytesWritten !== Buffer.byteLength(lines)) throw new Error(`${staging}: a short write`);
-          size += bytesWritten;
-        }
-        await handle.datasync();
-      } catch (error) {
-        await handle.close();
-        await rm(staging, { force: true });
-        throw error;
-      }
-      await handle.close();
-      // Renamed over the file while the old handle is open (it holds the old file): no moment without one.
-      await rename(staging, this.file);
-      fsyncDirectory(dirname(this.file));
-      const previous = this.handle;
-      this.handle = await open(this.file, 'a');
-      await previous?.close();
-      this.size = size;
-      this.latestByNode.clear();
-      this.entriesBySeq.clear();
-      this.seqsByRelay.clear();
-      this.references.clear();
-      this.interned = new Interner();
-      const position = this.position;
-      for (const entry of latest) this.index(entry);
-      this.position = position;
-      this.superseded = 0;
+      snapshot = [...this.entriesBySeq.values()];
+      copiedUpTo = this.size;
+      supersededThen = this.superseded;
+      positionThen = this.position;
     });
+    const staging = `${this.file}.compacting`;
+    const source = await open(this.file, 'r');
+    const target = await open(staging, 'w');
+    let renamed = false;
+    try {
+      const writer = new StagingWriter(source, target);
+      const movedTo: number[] = [];
+      /** The lines written anew (entries that were not their line), by their index in the snapshot. */
+      const written = new Map<number, number>();
+      for (const [index, held] of snapshot.entries()) {
+        movedTo.push(writer.size);
+        if (held.at >= 0) await writer.copy(held.at, held.length);
+        else {
+          const line = Buffer.from(`${JSON.stringify(held.entry)}\n`);
+          written.set(index, line.length);
+          await writer.add(line);
+        }
+      }
+      await writer.add(Buffer.from(`${JSON.stringify({ next: positionThen })}\n`));
+      await writer.flush();
+      await this.serially(async () => {
+        const shift = writer.size - copiedUpTo;
+        await writer.copy(copiedUpTo, this.size - copiedUpTo);
+        await writer.flush();
+        await target.datasync();
+        // Opened before the rename, so that nothing after it can fail: they are the file once renamed.
+        const handle = await open(staging, 'a');
+        const readFd = openSync(staging, 'r');
+        try {
+          await target.close();
+          await rename(staging, this.file);
+        } catch (error) {
+          await handle.close();
+          closeSync(readFd);
+          throw error;
+        }
+        renamed = true;
+        // Renamed over the file while the old handles are open (they hold the old file): no moment without one.
+        const previous = this.handle;
+        const previousReadFd = this.readFd;
+        this.handle = handle;
+        this.readFd = readFd;
+        this.size = writer.size;
+        for (const [index, held] of snapshot.entries()) {
+          held.at = movedTo[index] ?? -1;
+          held.length = written.get(index) ?? held.length;
+        }
+        for (const held of this.entriesBySeq.values()) if (held.at >= copiedUpTo) held.at += shift;
+        this.superseded -= supersededThen;
+        for (const [relay, seqs] of this.seqsByRelay) {
+          const live = seqs.filter((seq) => this.entriesBySeq.has(seq));
+          if (live.length > 0) this.seqsByRelay.set(relay, live);
+          else this.seqsByRelay.delete(relay);
+        }
+        this.interned = this.interned.fresh();
+        await previous?.close();
+        if (previousReadFd >= 0) closeSync(previousReadFd);
+        fsyncDirectory(dirname(this.file));
+      });
+    } catch (error) {
+      if (!renamed) {
+        await target.close().catch(() => undefined);
+        await rm(staging, { force: true });
+      }
+      throw error;
+    } finally {
+      await source.close();
+    }
   }
 
   /** Whole lines at the end of the file, flushed when durable; a part written is cut off again. */
@@ -348,22 +497,36 @@ export class FeedLog {
  * `previous` (a node moved off it, then removed) otherwise never hears that it must drop the node.
  */
 function withFormerRelays(entry: FeedEntry, previous: FeedEntry): FeedEntry {
-  const named = new Set([...entry.path, ...entry.previousPath]);
-  const former = [...new Set([...previous.path, ...previous.previousPath])].filter(
-    (relay) => !named.has(relay),
-  );
-  return former.length === 0 ? entry : { ...entry, previousPath: [...entry.previousPath, ...former] };
+  let former: string[] | null = null;
+  // Paths are a few relays long: looked through, not put in sets (this runs for every entry).
+  for (const relays of [previous.path, previous.previousPath])
+    for (const relay of relays)
+      if (!entry.path.includes(relay) && !entry.previousPath.includes(relay) && !former?.includes(relay))
+        (former ??= []).push(relay);
+  return former === null ? entry : { ...entry, previousPath: [...entry.previousPath, ...former] };
 }
 
 /** Shares equal strings, relay paths and file references between entries. */
 class Interner {
   private readonly strings = new Map<string, string>();
-  private readonly paths = new Map<string, string[]>();
   /** By path, then by digest. */
   private readonly files = new Map<string, Map<string, FeedFile>>();
 
-  entry(entry: FeedEntry): FeedEntry {
+  /** Relay paths are kept across `fresh`: the blob references compare them by identity. */
+  constructor(private readonly paths = new Map<string, string[]>()) {}
+
+  /**
+   * Forgets the strings and files (those of superseded entries would pile up), keeping the paths.
+   * Entries held keep theirs, and pass them on to their nodes' next entries.
+   */
+  fresh(): Interner {
+    return new Interner(this.paths);
+  }
+
+  /** The entry with shared parts; a file equal to the one at its place in `previous` is that one. */
+  entry(entry: FeedEntry, previous: FeedEntry | undefined): FeedEntry {
     const bundle = entry.bundle;
+    const before = previous?.bundle?.files;
     return {
       seq: entry.seq,
       nodeId: entry.nodeId,
@@ -376,7 +539,10 @@ class Interner {
         committedAt: this.string(bundle.committedAt),
         generatedAt: bundle.generatedAt,
         distributedAt: bundle.distributedAt,
-        files: bundle.files.map((file) => this.file(file)),
+        files: bundle.files.map((file, index) => {
+          const same = before?.[index];
+          return same && same.sha256 === file.sha256 && same.path === file.path ? same : this.file(file);
+        }),
         ...(bundle.nodeKey === undefined ? {} : { nodeKey: bundle.nodeKey }),
         ...(bundle.tokenDigest === undefined ? {} : { tokenDigest: bundle.tokenDigest }),
         ...(bundle.catchUp ? { catchUp: true } : {}),
@@ -412,5 +578,57 @@ class Interner {
     const interned = { path, sha256: file.sha256 };
     byDigest.set(file.sha256, interned);
     return interned;
+  }
+}
+
+/**
+ * Writes the rewrite's lines to the file aside: runs of the old file's bytes (adjacent ones read
+ * and written together, in large pieces) and lines of its own. `size`: the bytes given so far.
+ */
+class StagingWriter {
+  size = 0;
+  private run: { start: number; end: number } | null = null;
+
+  constructor(
+    private readonly source: FileHandle,
+    private readonly target: FileHandle,
+  ) {}
+
+  async copy(at: number, length: number): Promise<void> {
+    if (length <= 0) return;
+    this.size += length;
+    if (this.run?.end === at) {
+      this.run.end += length;
+      if (this.run.end - this.run.start >= COPY_CHUNK) await this.flush();
+      return;
+    }
+    await this.flush();
+    this.run = { start: at, end: at + length };
+  }
+
+  async add(bytes: Buffer): Promise<void> {
+    await this.flush();
+    this.size += bytes.length;
+    await this.writeAll(bytes);
+  }
+
+  /** Writes the run of old bytes pending. */
+  async flush(): Promise<void> {
+    const run = this.run;
+    this.run = null;
+    if (!run) return;
+    const buffer = Buffer.allocUnsafe(Math.min(COPY_CHUNK, run.end - run.start));
+    for (let at = run.start; at < run.end;) {
+      const wanted = Math.min(buffer.length, run.end - at);
+      const { bytesRead } = await this.source.read(buffer, 0, wanted, at);
+      if (bytesRead === 0) throw new Error('the feed log ended before a line it holds');
+      await this.writeAll(buffer.subarray(0, bytesRead));
+      at += bytesRead;
+    }
+  }
+
+  private async writeAll(bytes: Buffer): Promise<void> {
+    for (let done = 0; done < bytes.length;)
+      done += (await this.target.write(bytes, done, bytes.length - done)).bytesWritten;
   }
 }

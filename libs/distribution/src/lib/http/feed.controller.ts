@@ -14,15 +14,14 @@ import {
 } from '@nestjs/common';
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { pack } from 'tar-stream';
 import { z } from 'zod';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
 import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedPage } from '../feed';
-import { confirmationsSchema } from '../feed';
-import { addTarEntry } from './tar-stream-entry';
+import { confirmationsSchema, isSha256Hex } from '../feed';
+import { TAR_END, tarHeader, tarPadding } from './tar-batch';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
 
@@ -42,9 +41,12 @@ export const MAX_BLOB_BATCH = 1_000;
 /** Blobs read (synchronously: small files, a promise each costs more) between turns of the event loop. */
 const BLOB_READ_SLICE = 64;
 const SHA256 = /^[0-9a-f]{64}$/;
-const EPOCH = new Date(0);
+/** Bytes of a blob batch's tar gathered before a write to the socket. */
+const WRITE_PIECE = 256 * 2 ** 10;
+const BLOCK = 512;
+const PAGE_START = Buffer.from('{"entries":[');
 
-const blobBatchSchema = z.object({
+export const blobBatchSchema = z.object({
   digests: z.array(z.string().regex(SHA256, '64 lowercase hex digits')).min(1).max(MAX_BLOB_BATCH),
 });
 
@@ -66,6 +68,10 @@ export class FeedController {
     @Inject(RELAY_DIRECTORY) private readonly relays: RelayDirectory,
   ) {}
 
+  /**
+   * A page of the relay's feed (a `FeedPage`), written from the entries' lines as the log holds
+   * them: stringifying thousands of entries again for every page was most of serving one.
+   */
   @Get('feeds/:relayId')
   async feed(
     @Caller() caller: Principal,
@@ -73,22 +79,34 @@ export class FeedController {
     @Query('after') after: string | undefined,
     @Query('waitMs') waitMs: string | undefined,
     @Query('limit') limit: string | undefined,
-  ): Promise<FeedPage> {
+    @Res() response: Response,
+  ): Promise<void> {
     requireSelf(caller, relayId);
     const cursor = integerParameter('after', after, 0, Number.MAX_SAFE_INTEGER, 0);
     const wait = integerParameter('waitMs', waitMs, 0, MAX_WAIT_MS, 0);
     const size = integerParameter('limit', limit, 1, MAX_PAGE, 1_000);
     const deadline = Date.now() + wait;
     for (;;) {
-      const slice = this.log.after(cursor, relayId, size);
+      const slice = this.log.afterAsJson(cursor, relayId, size);
       const remaining = deadline - Date.now();
-      if (slice.entries.length > 0 || remaining <= 0 || this.log.closed)
-        return {
-          entries: [...slice.entries],
+      if (slice.count > 0 || remaining <= 0 || this.log.closed) {
+        const rest: Omit<FeedPage, 'entries'> = {
           next: slice.next,
           head: { seq: this.log.cursor, revision: this.log.latestRevision },
           relays: [...this.relays.below(relayId)],
         };
+        const body = Buffer.concat([
+          PAGE_START,
+          slice.json,
+          Buffer.from(`],${JSON.stringify(rest).slice(1)}`),
+        ]);
+        response.writeHead(200, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': body.length,
+        });
+        response.end(body);
+        return;
+      }
       await this.log.waitForAppend(remaining);
     }
   }
@@ -127,9 +145,7 @@ export class FeedController {
     @Body() body: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    const parsed = blobBatchSchema.safeParse(body);
-    if (!parsed.success) throw invalid('invalid blob request', parsed.error.issues);
-    const digests = [...new Set(parsed.data.digests)];
+    const digests = [...new Set(blobBatchOf(body))];
     if (caller.kind === 'node') {
       const named = this.namedByBundleOf(caller.nodeId);
       const foreign = digests.filter((digest) => !named.has(digest));
@@ -146,19 +162,29 @@ export class FeedController {
       });
     response.setHeader('content-type', 'application/x-tar');
     response.setHeader('x-policygen-blob-count', String(digests.length));
-    const archive = pack();
     // A reader that goes away mid-stream ends it; that is no error of this process.
-    archive.on('error', () => undefined);
-    archive.pipe(response);
+    response.on('error', () => undefined);
+    // Written in pieces of many blobs: a write per blob's header, content and padding cost more than the reads.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const send = (): boolean => {
+      const ok = response.write(pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes));
+      pending = [];
+      pendingBytes = 0;
+      return ok;
+    };
     try {
       for (const [index, digest] of digests.entries()) {
-        addTarEntry(archive, { name: digest, mode: 0o644, mtime: EPOCH }, this.blobs.readNow(digest));
-        if (response.writableNeedDrain)
+        const content = this.blobs.readNow(digest);
+        pending.push(tarHeader(digest, content.length), content, tarPadding(content.length));
+        pendingBytes += BLOCK + content.length + tarPadding(content.length).length;
+        if (pendingBytes >= WRITE_PIECE && !send())
           await Promise.race([once(response, 'drain'), once(response, 'close')]);
         else if (index % BLOB_READ_SLICE === BLOB_READ_SLICE - 1) await new Promise(setImmediate);
         if (response.destroyed) return;
       }
-      archive.finalize();
+      pending.push(TAR_END);
+      response.end(Buffer.concat(pending));
     } catch (error) {
       // Headers are gone: a cut stream is how the reader learns (its tar is incomplete).
       response.destroy(error as Error);
@@ -220,6 +246,28 @@ export class FeedController {
       (entry.path.includes(confirmation.relayId) || entry.previousPath.includes(confirmation.relayId))
     );
   }
+}
+
+/**
+ * The digests a `POST /blobs` asks for. A plain request (only `digests`, each 64 lowercase hex
+ * digits) is read by hand: a regular expression per digest was most of reading one; any other is
+ * left to the schema, which explains what is wrong with it.
+ */
+export function blobBatchOf(body: unknown): string[] {
+  const digests = (body as { digests?: unknown } | null)?.digests;
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    Object.keys(body).length === 1 &&
+    Array.isArray(digests) &&
+    digests.length >= 1 &&
+    digests.length <= MAX_BLOB_BATCH &&
+    digests.every(isSha256Hex)
+  )
+    return digests as string[];
+  const parsed = blobBatchSchema.safeParse(body);
+  if (!parsed.success) throw invalid('invalid blob request', parsed.error.issues);
+  return parsed.data.digests;
 }
 
 /** A relay reads and confirms its own feed only. */
