@@ -163,8 +163,9 @@ export class Distributor {
     const latest = new Map<string, ReceivedBundleEvent>();
     for (const item of received) latest.set(item.event.nodeId, item);
     const incomplete = await this.storeBlobs([...latest.values()].map(({ event }) => event));
-    // The entries are flushed before the offsets are committed; the blobs they name before them.
-    this.options.blobs.sync();
+    // The entries are flushed before the offsets are committed; the blobs they name before them
+    // (off the event loop: the feed's long polls and blob requests go on meanwhile).
+    await this.options.blobs.flush();
     const entries: UnnumberedEntry[] = [];
     const distributed: DistributedRecord[] = [];
     for (const { event, receivedAt, json } of latest.values()) {
