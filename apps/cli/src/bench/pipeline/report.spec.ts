@@ -38,6 +38,7 @@ function reportWith(generators: number): PipelineReport {
     yardstick: {
       engineMsPerNode: 0.5,
       engineWallMsPerNode: 0.6,
+      roundsMsPerNode: [0.5, 0.49, 0.52],
       nodesTimed: 2_000,
       warmUpNodes: 500,
       method: 'the method, in a sentence.',

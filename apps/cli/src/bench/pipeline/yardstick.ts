@@ -12,6 +12,8 @@ export interface Yardstick {
   readonly engineMsPerNode: number;
   /** Wall-clock ms per node over the same loop (below the CPU figure on a quiet machine: GC threads). */
   readonly engineWallMsPerNode: number;
+  /** Each round's CPU ms per node, in the order run: how steady the ruler was. */
+  readonly roundsMsPerNode: readonly number[];
   readonly nodesTimed: number;
   readonly warmUpNodes: number;
   readonly method: string;
@@ -24,6 +26,8 @@ export interface YardstickOptions {
 
 const WARM_UP_NODES = 500;
 const TIMED_NODES = 2_000;
+/** Rounds of TIMED_NODES each. */
+const ROUNDS = 3;
 /** As the generator's loop: results are held a slice at a time before publishing lets them go. */
 const SLICE = 500;
 
@@ -41,29 +45,42 @@ export function measureYardstick(fleet: Fleet, options: YardstickOptions = {}): 
     0,
     Math.min(options.warmUpNodes ?? WARM_UP_NODES, Math.floor(nodeIds.length / 2)),
   );
-  const timed = spread(nodeIds.slice(warmUp.length), options.timedNodes ?? TIMED_NODES);
+  const timed = spread(nodeIds.slice(warmUp.length), (options.timedNodes ?? TIMED_NODES) * ROUNDS);
   // A fresh engine owns every node and holds no result, but a node must not be skipped as unchanged.
   engine.forceRegeneration(timed);
   const cached = new Set<string>();
   materialise(engine, warmUp, cached);
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
-  const skipped = materialise(engine, timed, cached);
-  const elapsed = performance.now() - started;
-  const cpu = process.cpuUsage(cpuBefore);
-  if (skipped > 0)
-    throw new Error(`the yardstick skipped ${skipped} timed node(s) instead of computing them`);
-  const perNode = (ms: number): number => (timed.length > 0 ? round(ms / timed.length, 4) : 0);
+  // Rounds of different nodes, the median kept: one round moves with a collection or a neighbour's burst.
+  const rounds = Array.from({ length: ROUNDS }, (_, round) =>
+    timed.filter((_nodeId, index) => index % ROUNDS === round),
+  ).filter((round) => round.length > 0);
+  const measured = rounds.map((round) => {
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const skipped = materialise(engine, round, cached);
+    const elapsed = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    if (skipped > 0)
+      throw new Error(`the yardstick skipped ${skipped} timed node(s) instead of computing them`);
+    return { cpuMs: (cpu.user + cpu.system) / 1000 / round.length, wallMs: elapsed / round.length };
+  });
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+  };
+  const perNode = (ms: number): number => round(ms, 4);
   return {
-    engineMsPerNode: perNode((cpu.user + cpu.system) / 1000),
-    engineWallMsPerNode: perNode(elapsed),
+    engineMsPerNode: perNode(median(measured.map((figures) => figures.cpuMs))),
+    engineWallMsPerNode: perNode(median(measured.map((figures) => figures.wallMs))),
+    roundsMsPerNode: measured.map((figures) => perNode(figures.cpuMs)),
     nodesTimed: timed.length,
     warmUpNodes: warmUp.length,
     method:
       `engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now(), stored }) on a fresh GenerationEngine ` +
       `of the validated fleet, as the generator's loop calls it (stored: the digests handed out before, as its cache holds them), ` +
-      `single-threaded in the bench process before any service starts: ${timed.length} nodes spread over the fleet, ` +
-      `after ${warmUp.length} warm-up nodes; this process's CPU time (process.cpuUsage), the wall time beside it.`,
+      `single-threaded in the bench process before any service starts: ${timed.length} nodes spread over the fleet ` +
+      `in ${rounds.length} rounds after ${warmUp.length} warm-up nodes; the median round's CPU time per node ` +
+      `(process.cpuUsage), its wall time beside it.`,
   };
 }
 

@@ -1,0 +1,19 @@
+import { validateFleet } from '@policygen/engine';
+import { buildBenchFleet } from '@policygen/fleets';
+import { measureYardstick } from './yardstick';
+
+describe('measureYardstick', () => {
+  it('times every node after the warm-up in three rounds, and keeps the median round', () => {
+    const validation = validateFleet(buildBenchFleet({ nodes: 150, seed: 3 }).fleet);
+    if (!validation.ok) throw new Error('the bench fleet is invalid');
+    const yardstick = measureYardstick(validation.fleet, { warmUpNodes: 60, timedNodes: 1_000 });
+
+    expect(yardstick.warmUpNodes).toBe(60);
+    expect(yardstick.nodesTimed).toBe(validation.fleet.nodes.length - 60);
+    expect(yardstick.roundsMsPerNode).toHaveLength(3);
+    const sorted = [...yardstick.roundsMsPerNode].sort((a, b) => a - b);
+    expect(yardstick.engineMsPerNode).toBe(sorted[1]);
+    expect(yardstick.engineMsPerNode).toBeGreaterThan(0);
+    expect(yardstick.engineWallMsPerNode).toBeGreaterThan(0);
+  });
+});
