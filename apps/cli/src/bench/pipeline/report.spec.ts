@@ -122,7 +122,9 @@ describe('formatPerNodeTable', () => {
     (lines.find((line) => line.trimStart().startsWith(name)) ?? '').trim().split(/\s{2,}/);
 
   it('states the yardstick and how it was measured', () => {
-    expect(lines[0]).toContain('yardstick: 0.500 CPU ms per node (wall 0.600 ms), 2000 nodes after 500 warm-up');
+    expect(lines[0]).toContain(
+      'yardstick: 0.500 CPU ms per node (wall 0.600 ms), 2000 nodes after 500 warm-up',
+    );
     expect(lines[1]).toContain('the method, in a sentence.');
     expect(lines.join('\n')).toContain('config-service steady 4.00x the engine');
   });
