@@ -5,9 +5,10 @@ import pino from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
 import { BlobDirectory, DiskHealth, FeedLog, nodeKey } from '@policygen/distribution';
 import { sha256, validateFleet } from '@policygen/engine';
+import type { Fleet } from '@policygen/engine';
 import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
-import type { DistributedRecord } from './distributor';
+import type { DistributedRecord, DistributorOptions } from './distributor';
 import { Distributor } from './distributor';
 
 /** The bundle hash of a node.bundle event. */
@@ -44,19 +45,31 @@ describe('Distributor', () => {
     };
   }
 
+  /** A distributor on this test's log, blobs and cache, for a configuration at revision 1. */
+  function distributorOn(
+    fleet: Fleet,
+    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onDistributed'> & {
+      tokenSecret?: string | null;
+    } = {},
+  ): Distributor {
+    return new Distributor({
+      log,
+      blobs,
+      cache,
+      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+      ...options,
+    });
+  }
+
   it('leaves out a bundle whose files the cache lost, serves the others, and asks for it again', async () => {
     const validation = validateFleet(buildDemoFleetFile());
     if (!validation.ok) throw new Error('the demo fleet is invalid');
     const [first, second] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
     if (!first || !second) throw new Error('the demo fleet has too few nodes on root');
     const asked: { nodeId: string; revision: number }[] = [];
-    const distributor = new Distributor({
-      log,
-      blobs,
-      cache,
-      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
-      logger: pino({ level: 'silent' }),
-      tokenSecret: null,
+    const distributor = distributorOn(validation.fleet, {
       onMissingBlobs: async (bundles) => {
         asked.push(...bundles);
       },
@@ -90,13 +103,7 @@ describe('Distributor', () => {
     const [a, b, c] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
     if (!a || !b || !c) throw new Error('the demo fleet has too few nodes on root');
     const told: DistributedRecord[][] = [];
-    const distributor = new Distributor({
-      log,
-      blobs,
-      cache,
-      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
-      logger: pino({ level: 'silent' }),
-      tokenSecret: null,
+    const distributor = distributorOn(validation.fleet, {
       onMissingBlobs: async () => undefined,
       onDistributed: async (records) => {
         // Called after the append: the feed already serves what it is told.
@@ -160,13 +167,7 @@ describe('Distributor', () => {
     const [a, b] = validation.fleet.nodes.filter((node) => node.policyServer === 'root');
     if (!a || !b) throw new Error('the demo fleet has too few nodes on root');
     const told: DistributedRecord[] = [];
-    const distributor = new Distributor({
-      log,
-      blobs,
-      cache,
-      snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
-      logger: pino({ level: 'silent' }),
-      tokenSecret: null,
+    const distributor = distributorOn(validation.fleet, {
       onDistributed: async (records) => {
         told.push(...records);
       },

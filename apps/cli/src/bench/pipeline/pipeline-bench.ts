@@ -21,6 +21,7 @@ import type { ProcessRole } from './per-node';
 import { importCpuSeconds, perNodeCost, steadyCpuSeconds } from './per-node';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
+import { scaleOutOf } from './report';
 import type { BenchNamespace, RunningService } from './services';
 import { bundlePath, freshNamespace, generatorHeapMiB, ServiceLauncher } from './services';
 import type { Yardstick, YardstickOptions } from './yardstick';
@@ -426,21 +427,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
           .filter((process) => process.role !== 'infrastructure')
           .map((process) => [process.name, process.peakRssMiB]),
       ),
-      ...(options.generators > 1
-        ? {
-            scaleOut: {
-              generators: generatorReports.map((process) => ({
-                name: process.name,
-                cpuMsPerNodeChange: process.cpuMsPerNodeChange,
-                cpuMsPerNode: process.cpuMsPerNode,
-                steadyTimesEngine: process.steadyTimesEngine,
-                importTimesEngine: process.importTimesEngine,
-                peakRssMiB: process.peakRssMiB,
-                peakRssMiBByPhase: process.peakRssMiBByPhase,
-              })),
-            },
-          }
-        : {}),
+      ...scaleOutOf(generatorReports),
     };
   } finally {
     options.signal?.removeEventListener('abort', abort);

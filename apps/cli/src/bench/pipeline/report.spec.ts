@@ -2,7 +2,7 @@ import type { Distribution } from './distribution-stats';
 import type { ProcessRole } from './per-node';
 import { perNodeCost } from './per-node';
 import type { PipelineReport, ProcessReport } from './report';
-import { formatPerNodeTable, formatPipelineTable } from './report';
+import { formatPerNodeTable, formatPipelineTable, scaleOutOf } from './report';
 
 const distribution: Distribution = { count: 1, p50: 1, p95: 1, p99: 1, max: 1 };
 const work = { nodeChanges: 1_000, nodes: 10_000 };
@@ -98,21 +98,7 @@ function reportWith(generators: number): PipelineReport {
       notSampled: ['postgres (our database): on db.example, not this machine'],
     },
     peakRssMiB: Object.fromEntries(processes.map((process) => [process.name, process.peakRssMiB])),
-    ...(generators > 1
-      ? {
-          scaleOut: {
-            generators: generatorReports.map((process) => ({
-              name: process.name,
-              cpuMsPerNodeChange: process.cpuMsPerNodeChange,
-              cpuMsPerNode: process.cpuMsPerNode,
-              steadyTimesEngine: process.steadyTimesEngine,
-              importTimesEngine: process.importTimesEngine,
-              peakRssMiB: process.peakRssMiB,
-              peakRssMiBByPhase: process.peakRssMiBByPhase,
-            })),
-          },
-        }
-      : {}),
+    ...scaleOutOf(generatorReports),
   };
 }
 

@@ -22,6 +22,26 @@ export interface ScaleOutGenerator extends PerNodeCost {
   readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
 }
 
+/** The `scaleOut` part of a report: each generator's share, when several ran. */
+export function scaleOutOf(generators: readonly ProcessReport[]): {
+  readonly scaleOut?: { readonly generators: readonly ScaleOutGenerator[] };
+} {
+  if (generators.length < 2) return {};
+  return {
+    scaleOut: {
+      generators: generators.map((process) => ({
+        name: process.name,
+        cpuMsPerNodeChange: process.cpuMsPerNodeChange,
+        cpuMsPerNode: process.cpuMsPerNode,
+        steadyTimesEngine: process.steadyTimesEngine,
+        importTimesEngine: process.importTimesEngine,
+        peakRssMiB: process.peakRssMiB,
+        peakRssMiBByPhase: process.peakRssMiBByPhase,
+      })),
+    },
+  };
+}
+
 export interface PipelineReport {
   /** This process's single-thread engine time per node: the unit the services' CPU is counted in. */
   readonly yardstick: Yardstick;
