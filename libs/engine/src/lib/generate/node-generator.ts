@@ -150,6 +150,9 @@ interface Levels {
   readonly groups: readonly Group[];
   /** The generator's parameter version the global parameters were merged at. */
   readonly parametersVersion: number;
+  /** The epoch the groups' properties were merged at, and the last epoch they were found current at. */
+  readonly builtAt: number;
+  checkedAt: number;
 }
 
 /** Digests of a node's own files, kept with the node entity they were computed from. */
@@ -204,13 +207,8 @@ export class NodeGenerator {
   /** Rule id → the epoch its policies last changed at: plans built before are stale. */
   private readonly ruleChangedAt = new Map<string, number>();
   private readonly levels: LRUCache<string, Levels>;
-  /**
-   * The keys of `levels` merged from each group, so that a group's change finds its levels without
-   * a walk over all of them. It may name keys evicted since (deleting them again is harmless); it
-   * is rebuilt from `levels` when it grows well past it.
-   */
-  private levelKeysByGroup = new Map<string, Set<string>>();
-  private levelKeysIndexed = 0;
+  /** Group id → the epoch its properties last changed at: levels merged before are stale. */
+  private readonly groupChangedAt = new Map<string, number>();
   private readonly rendered: LRUCache<string, readonly BundleFile[]>;
   private readonly techniquePolicies: LRUCache<string, TechniquePolicies>;
   private readonly singleDraftPolicies = new WeakMap<Draft, TechniquePolicies>();
@@ -245,7 +243,7 @@ export class NodeGenerator {
     if (delta.settingsChanged) {
       this.plans.clear();
       // The global parameters' inheritance modes are settings.
-      this.clearLevels();
+      this.levels.clear();
     }
     // Plans naming these rules are found stale when next used (`planOf`), not looked for now.
     for (const ruleId of delta.dirtyRules) this.ruleChangedAt.set(ruleId, this.epoch);
@@ -256,12 +254,9 @@ export class NodeGenerator {
     }
     if (delta.propertyLayersChanged) {
       const changed = delta.propertyGroupsChanged;
-      if (changed === 'all') this.clearLevels();
-      else
-        for (const groupId of changed) {
-          for (const key of this.levelKeysByGroup.get(groupId) ?? []) this.levels.delete(key);
-          this.levelKeysByGroup.delete(groupId);
-        }
+      if (changed === 'all') this.levels.clear();
+      // Levels naming these groups are found stale when next used (`levelsOf`), not looked for now.
+      else for (const groupId of changed) this.groupChangedAt.set(groupId, this.epoch);
     }
   }
 
@@ -513,15 +508,16 @@ export class NodeGenerator {
     const groups = levelGroups(this.compiled, this.compiled.groupsOfNode.get(node.id) ?? []);
     const key = groups.map((group) => group.id).join(LEVEL_KEY_SEPARATOR);
     let levels = this.levels.get(key);
-    if (!levels) {
+    if (!levels || !this.isCurrentLevels(levels)) {
       levels = {
         serial: this.nextSerial++,
         levels: groupLevels(this.compiled, groups, false),
         groups,
         parametersVersion: this.parametersVersion,
+        builtAt: this.epoch,
+        checkedAt: this.epoch,
       };
       this.levels.set(key, levels);
-      this.indexLevels(key, groups);
     } else if (levels.parametersVersion !== this.parametersVersion) {
       levels = this.withCurrentParameters(levels);
       this.levels.set(key, levels);
@@ -534,31 +530,13 @@ export class NodeGenerator {
    * (global value at the bottom, then the groups' in level order): a global parameter change costs
    * each level one property, not a whole merge. Conflicts are between groups: they stay as they are.
    */
-  private indexLevels(key: string, groups: readonly Group[]): void {
-    if (this.levelKeysIndexed > 4 * this.levels.max + 1_000) {
-      this.levelKeysByGroup = new Map();
-      this.levelKeysIndexed = 0;
-      for (const [held, levels] of this.levels.entries())
-        if (held !== key) this.addLevelKeys(held, levels.groups);
-    }
-    this.addLevelKeys(key, groups);
-  }
-
-  private addLevelKeys(key: string, groups: readonly Group[]): void {
-    for (const group of groups) {
-      let keys = this.levelKeysByGroup.get(group.id);
-      if (!keys) this.levelKeysByGroup.set(group.id, (keys = new Set()));
-      if (!keys.has(key)) {
-        keys.add(key);
-        this.levelKeysIndexed++;
-      }
-    }
-  }
-
-  private clearLevels(): void {
-    this.levels.clear();
-    this.levelKeysByGroup = new Map();
-    this.levelKeysIndexed = 0;
+  /** Whether none of the levels' groups changed since they were merged; remembered until the next change. */
+  private isCurrentLevels(levels: Levels): boolean {
+    if (levels.checkedAt === this.epoch) return true;
+    for (const group of levels.groups)
+      if ((this.groupChangedAt.get(group.id) ?? -1) > levels.builtAt) return false;
+    levels.checkedAt = this.epoch;
+    return true;
   }
 
   private withCurrentParameters(stale: Levels): Levels {
@@ -592,6 +570,8 @@ export class NodeGenerator {
       levels: { ...stale.levels, merged, modes },
       groups: stale.groups,
       parametersVersion: this.parametersVersion,
+      builtAt: stale.builtAt,
+      checkedAt: stale.checkedAt,
     };
   }
 
