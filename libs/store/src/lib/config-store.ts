@@ -1,5 +1,6 @@
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import type { ChangeCounts } from './change-counts';
+import { changeCounts } from './change-counts';
 import type { EntityRevisions } from './entity-revisions';
 
 /** A revision of the change log as the audit trail shows it: who, when, why, and how much changed. */
@@ -101,4 +102,21 @@ export interface ConfigStore {
   /** Resolves when the store answers; rejects saying why not (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The record of a change set committed at `revision`, as every store keeps it. */
+export function revisionRecord(
+  revision: number,
+  committedAt: Date,
+  changeSet: ParsedChangeSet,
+  author: string | null | undefined,
+  reason: string | null | undefined,
+): RevisionRecord {
+  return {
+    revision,
+    committedAt,
+    author: author ?? null,
+    reason: reason ?? null,
+    counts: changeCounts(changeSet),
+  };
 }

@@ -1,7 +1,6 @@
 import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
 import type { ChangeCounts } from '../change-counts';
-import { changeCounts } from '../change-counts';
 import type {
   Attribution,
   ChangeToCommit,
@@ -11,7 +10,7 @@ import type {
   RevisionRecord,
   StoreSnapshot,
 } from '../config-store';
-import { RevisionConflictError } from '../config-store';
+import { RevisionConflictError, revisionRecord } from '../config-store';
 import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
@@ -152,13 +151,7 @@ export class MemoryConfigStore implements ConfigStore {
         changeSetText,
         maxEventBytes: this.maxEventBytes,
       });
-      const record: RevisionRecord = {
-        revision,
-        committedAt,
-        author: author ?? null,
-        reason: reason ?? null,
-        counts: changeCounts(changeSet),
-      };
+      const record = revisionRecord(revision, committedAt, changeSet, author, reason);
       return {
         record,
         changeSet,

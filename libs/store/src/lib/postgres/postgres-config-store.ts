@@ -5,7 +5,6 @@ import { resilientPool } from './resilient-pool';
 import type { ParsedChangeSet } from '@policygen/engine';
 import { CONFIG_CHANGES_KEY, TOPICS } from '@policygen/events';
 import type { ChangeCounts } from '../change-counts';
-import { changeCounts } from '../change-counts';
 import type {
   Attribution,
   ChangeToCommit,
@@ -15,7 +14,7 @@ import type {
   RevisionRecord,
   StoreSnapshot,
 } from '../config-store';
-import { RevisionConflictError } from '../config-store';
+import { RevisionConflictError, revisionRecord } from '../config-store';
 import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
@@ -250,13 +249,7 @@ export class PostgresConfigStore implements ConfigStore {
         netOf(SETTINGS).set(SETTINGS, { ...merged, revision });
       }
       const changeSetText = JSON.stringify(changeSet);
-      const record: RevisionRecord = {
-        revision,
-        committedAt,
-        author: author ?? null,
-        reason: reason ?? null,
-        counts: changeCounts(changeSet),
-      };
+      const record = revisionRecord(revision, committedAt, changeSet, author, reason);
       logRows.push({
         revision,
         committed_at: committedAt,
