@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { LATEST_BUNDLES_TOPIC_CONFIG } from '@policygen/events';
 import { readLatestBundles } from '@policygen/sdk';
+import { isDerivedPath, isPartPath } from '@policygen/distribution';
 import {
   eventually,
   getTestInfrastructure,
@@ -311,10 +312,22 @@ describe('distribution: from a config change to the node, through two levels of 
       await fetch(`${relayEu.url}/nodes/${changed}/policies`, {
         headers: { authorization: `Bearer ${await token(changed)}`, accept: 'application/json' },
       })
-    ).json()) as { files: { sha256: string }[] };
-    const newBlobs = new Set(listing.files.map((file) => file.sha256).filter((sha) => !blobsBefore.has(sha)));
-    const status = await health<{ blobFetches: number; cursor: number }>(relayEu);
+    ).json()) as { files: { path: string; sha256: string }[] };
+    // The manifest and the generation time are derived where the node is served (derived-files.ts):
+    // what was fetched is the other new files, and the manifest's properties part, new with the property.
+    const newBlobs = new Set(
+      listing.files
+        .filter((file) => !isDerivedPath(file.path))
+        .map((file) => file.sha256)
+        .filter((sha) => !blobsBefore.has(sha)),
+    );
     expect(newBlobs.size).toBeGreaterThan(0);
+    const tree = await fetchPolicies(relayEu, changed, await token(changed));
+    const manifest = JSON.parse(tree.files.get('policy-manifest.json')?.toString() ?? '{}') as {
+      properties: unknown;
+    };
+    newBlobs.add(sha256(Buffer.from(JSON.stringify(manifest.properties))));
+    const status = await health<{ blobFetches: number; cursor: number }>(relayEu);
     expect(status.blobFetches).toBe(newBlobs.size);
 
     const etagsAfter = new Map<string, string | null>();
@@ -568,7 +581,11 @@ describe('distribution: from a config change to the node, through two levels of 
       expect({
         nodeId,
         hash: bundle.hash,
-        files: [...bundle.files.map((file) => file.sha256), bundle.manifestSha256].sort(),
+        // The manifest's parts travel with the bundle; the node is served the manifest they make.
+        files: [
+          ...bundle.files.filter((file) => !isPartPath(file.path)).map((file) => file.sha256),
+          bundle.manifestSha256,
+        ].sort(),
       }).toEqual({
         nodeId,
         hash: served.get(nodeId)?.hash,

@@ -11,3 +11,4 @@ export * from './lib/http/feed.controller';
 export * from './lib/http/feed-access';
 export * from './lib/http/tar-stream-entry';
 export * from './lib/http/metrics.controller';
+export * from './lib/derived-files';

@@ -38,6 +38,13 @@ export type { RedisScripting } from './idempotency/redis-idempotency-store';
 export { RedisIdempotencyStore } from './idempotency/redis-idempotency-store';
 // Bundles: their files by digest, and every node's current one.
 export type { BundleFilesOptions } from './bundles/bundle-files';
-export { BlobFetchError, BundleFiles, MANIFEST_PATH } from './bundles/bundle-files';
+export {
+  BlobFetchError,
+  BundleFiles,
+  MANIFEST_PATH,
+  MANIFEST_HEAD_PATH,
+  MANIFEST_PROPERTIES_PATH,
+  isManifestPartPath,
+} from './bundles/bundle-files';
 export type { ReadLatestBundlesOptions } from './latest/latest-bundles';
 export { readLatestBundles } from './latest/latest-bundles';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
-import { DistributionLedger, RelayTopology, nodeKey } from '@policygen/distribution';
+import { DistributionLedger, RelayTopology, blobFiles, derivesFiles, nodeKey } from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
 import type { ConfigSnapshot, SnapshotSource } from '@policygen/store';
@@ -120,13 +120,13 @@ export class Distributor {
   private async restoreDroppedBlobs(): Promise<void> {
     const digests = new Set<string>();
     for (const entry of this.options.log.latestEntries())
-      for (const file of entry.bundle?.files ?? [])
+      for (const file of entry.bundle ? blobFiles(entry.bundle) : [])
         if (!this.options.blobs.has(file.sha256)) digests.add(file.sha256);
     if (digests.size === 0) return;
     const absent = await this.copyFromCache([...digests]);
     this.options.blobs.sync();
     const lost = [...this.options.log.latestEntries()]
-      .filter((entry) => entry.bundle?.files.some((file) => absent.has(file.sha256)))
+      .filter((entry) => entry.bundle && blobFiles(entry.bundle).some((file) => absent.has(file.sha256)))
       .map((entry) => ({ nodeId: entry.nodeId, revision: entry.revision }));
     this.options.logger.warn(
       { blobs: digests.size, fromCache: digests.size - absent.size, nodesRegenerated: lost.length },
@@ -273,7 +273,7 @@ export class Distributor {
     const missing = new Set<string>();
     for (const event of events) {
       if (event.type !== 'node.bundle') continue;
-      for (const { sha256: digest } of [...event.files, manifestFileOf(event)])
+      for (const { sha256: digest } of heldFilesOf(event))
         if (!this.options.blobs.has(digest)) missing.add(digest);
       if (event.manifestSha256 === undefined) {
         const manifest = embeddedManifestContent(event);
@@ -286,7 +286,7 @@ export class Distributor {
     const incomplete = events.filter(
       (event): event is BundleEvent =>
         event.type === 'node.bundle' &&
-        [...event.files, manifestFileOf(event)].some((file) => absent.has(file.sha256)),
+        heldFilesOf(event).some((file) => absent.has(file.sha256)),
     );
     if (incomplete.length > 0) {
       this.options.logger.warn(
@@ -343,6 +343,11 @@ function manifestFileOf(event: BundleEvent): { path: string; sha256: string } {
     path: MANIFEST_FILE,
     sha256: event.manifestSha256 ?? sha256(embeddedManifestContent(event)),
   };
+}
+
+/** The files of the event whose contents the root keeps: all but those derived where nodes are served. */
+function heldFilesOf(event: BundleEvent): readonly { path: string; sha256: string }[] {
+  return derivesFiles(event) ? blobFiles(event) : [...event.files, manifestFileOf(event)];
 }
 
 /** The event as distributed: its manifest named by digest, and when it was generated. */

@@ -1,6 +1,7 @@
 import type { BundleCache, NodeBundleRecord } from '@policygen/cache';
+import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH } from '@policygen/sdk';
 import type { BundleEntry, NodeBundle, NodeError, StoredDigests } from '@policygen/engine';
-import { MANIFEST_FILE } from '@policygen/engine';
+import { GENERATED_AT_FILE, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
@@ -86,10 +87,10 @@ export class BundlePublisher {
   async publish(
     outcomes: readonly NodeOutcome[],
     stamp: RevisionStamp,
-    materialise: (nodeId: string) => NodeBundle,
+    materialise: (nodeId: string, generatedAt: number) => NodeBundle,
   ): Promise<PublishSummary> {
     const held = await this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId));
-    const bundles: NodeBundle<BundleEntry>[] = [];
+    const bundles: PublishedBundle[] = [];
     const removals: string[] = [];
     const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
@@ -127,7 +128,9 @@ export class BundlePublisher {
         }
       } else if (outcome.forced || result.hash !== heldHash) {
         summary.generated++;
-        bundles.push(outcome.bundle ?? materialise(outcome.nodeId));
+        bundles.push(
+          this.published(outcome.bundle ?? materialise(outcome.nodeId, outcome.generatedAt), outcome.generatedAt),
+        );
         event('generated', result.hash);
       } else {
         summary.unchanged++;
@@ -137,8 +140,12 @@ export class BundlePublisher {
 
     const forced = new Set(outcomes.filter((outcome) => outcome.forced).map((outcome) => outcome.nodeId));
     summary.blobsStored = await this.storeBlobs(bundles, forced);
+    const generatedAt = new Map(
+      bundles.map((bundle) => [bundle.nodeId, new Date(bundle.generatedAt).toISOString()]),
+    );
     const records = await this.sendBundles(
       bundles.map((bundle) => recordOf(bundle, stamp)),
+      generatedAt,
       stamp.catchUp === true,
       (nodeId, error) => {
         summary.generated--;
@@ -167,16 +174,18 @@ export class BundlePublisher {
   /** Sends the bundles' events; those the bus refuses as too large are left out, each reported. */
   private async sendBundles(
     records: readonly NodeBundleRecord[],
+    generatedAt: ReadonlyMap<string, string>,
     catchUp: boolean,
     refused: (nodeId: string, error: MessageTooLargeError) => void,
   ): Promise<NodeBundleRecord[]> {
     let pending = [...records];
-    const generatedAt = new Date().toISOString();
     for (;;) {
       try {
         await this.producer.send(
           this.topics.nodeBundles,
-          pending.map((record) => message(record.nodeId, bundleEvent(record, generatedAt, catchUp))),
+          pending.map((record) =>
+            message(record.nodeId, bundleEvent(record, generatedAt.get(record.nodeId) as string, catchUp)),
+          ),
         );
         this.observer.bundlesPublished(pending.length);
         return pending;
@@ -214,18 +223,49 @@ export class BundlePublisher {
     return nodeIds.length;
   }
 
+  /**
+   * The bundle as it travels: the manifest and the generation time are derived where the node is
+   * served (distribution `derived-files.ts`), so they are named by digest only and the manifest's
+   * parts travel as files instead. A bundle without parts travels whole, as before them.
+   */
+  private published(bundle: NodeBundle<BundleEntry>, generatedAt: number): PublishedBundle {
+    const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
+    if (!manifest || !bundle.hash)
+      throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
+    const parts = bundle.manifestParts;
+    if (!parts)
+      return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files: bundle.files };
+    const files: BundleEntry[] = [
+      this.part(MANIFEST_HEAD_PATH, parts.head),
+      this.part(MANIFEST_PROPERTIES_PATH, parts.properties),
+    ];
+    for (const file of bundle.files)
+      files.push(file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE ? withoutContent(file) : file);
+    return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files };
+  }
+
+  /** Most nodes share their manifest's head: its digest is looked up by its text, not hashed again. */
+  private part(path: string, content: string): BundleEntry {
+    let digest = this.partDigests.get(content);
+    if (digest === undefined) {
+      digest = sha256(content);
+      if (this.partDigests.size >= PART_DIGESTS_KEPT) this.partDigests.clear();
+      this.partDigests.set(content, digest);
+    }
+    return { path, sha256: digest, bytes: Buffer.byteLength(content), content };
+  }
+
+  private readonly partDigests = new Map<string, string>();
+
   /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
-  private async storeBlobs(
-    bundles: readonly NodeBundle<BundleEntry>[],
-    forced: ReadonlySet<string>,
-  ): Promise<number> {
+  private async storeBlobs(bundles: readonly PublishedBundle[], forced: ReadonlySet<string>): Promise<number> {
     const fresh = new Map<string, string>();
     let known = 0;
     this.storedBlobs.tick();
     for (const bundle of bundles) {
       const all = forced.has(bundle.nodeId);
       for (const file of bundle.files)
-        // A file without content is one the engine was told the cache holds (`stored`).
+        // A file without content is one the engine was told the cache holds (`stored`), or a derived one.
         if (file.content !== undefined && (all || !this.storedBlobs.has(file.sha256)))
           fresh.set(file.sha256, file.content);
         else known++;
@@ -233,17 +273,29 @@ export class BundlePublisher {
     this.observer.cacheLookups('blob', known, fresh.size);
     const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
     // A node's manifest is its own (its id, its time): never met again, not worth remembering.
-    for (const bundle of bundles)
-      for (const file of bundle.files) if (file.path === MANIFEST_FILE) fresh.delete(file.sha256);
+    for (const bundle of bundles) fresh.delete(bundle.manifest.sha256);
     for (const sha256 of fresh.keys()) this.storedBlobs.note(sha256);
     return stored;
   }
 }
 
-function recordOf(bundle: NodeBundle<BundleEntry>, stamp: RevisionStamp): NodeBundleRecord {
-  const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
-  if (!manifest || !bundle.hash)
-    throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
+/** Manifest heads whose digests are remembered (a fleet has a few hundred kinds of node at most). */
+const PART_DIGESTS_KEPT = 4_096;
+
+/** A bundle as it is published: its files as they travel, and its manifest's digest. */
+interface PublishedBundle {
+  readonly nodeId: string;
+  readonly hash: string;
+  readonly manifest: BundleEntry;
+  readonly generatedAt: number;
+  readonly files: readonly BundleEntry[];
+}
+
+function withoutContent(file: BundleEntry): BundleEntry {
+  return { path: file.path, sha256: file.sha256, bytes: file.bytes };
+}
+
+function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord {
   return {
     nodeId: bundle.nodeId,
     hash: bundle.hash,
@@ -252,7 +304,7 @@ function recordOf(bundle: NodeBundle<BundleEntry>, stamp: RevisionStamp): NodeBu
     files: bundle.files
       .filter((file) => file.path !== MANIFEST_FILE)
       .map((file) => ({ path: file.path, sha256: file.sha256 })),
-    manifestSha256: manifest.sha256,
+    manifestSha256: bundle.manifest.sha256,
   };
 }
 

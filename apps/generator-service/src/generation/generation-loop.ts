@@ -304,8 +304,8 @@ export class GenerationLoop {
     let publishing: Promise<void> | null = null;
     const publish = async (outcomes: readonly NodeOutcome[]): Promise<void> => {
       try {
-        const summary = await this.options.publisher.publish(outcomes, stamp, (nodeId) =>
-          engine.bundle(nodeId, { generatedAt: Date.now() }),
+        const summary = await this.options.publisher.publish(outcomes, stamp, (nodeId, generatedAt) =>
+          engine.bundle(nodeId, { generatedAt }),
         );
         for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += summary[key];
       } catch (error) {
@@ -363,20 +363,18 @@ export class GenerationLoop {
     let yieldedAt = performance.now();
     for (const nodeId of nodeIds) {
       const began = performance.now();
+      const generatedAt = Date.now();
       // An asked-for node's files all go to the cache again: a consumer found some missing there.
       const regeneration = forced.has(nodeId)
-        ? engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now() })
-        : engine.regenerateNode(nodeId, {
-            materialise: true,
-            generatedAt: Date.now(),
-            stored: this.options.publisher.stored,
-          });
+        ? engine.regenerateNode(nodeId, { materialise: true, generatedAt })
+        : engine.regenerateNode(nodeId, { materialise: true, generatedAt, stored: this.options.publisher.stored });
       const finished = performance.now();
       outcomes.push({
         nodeId,
         regeneration,
         ...(!regeneration.skipped && regeneration.bundle ? { bundle: regeneration.bundle } : {}),
         durationMs: finished - began,
+        generatedAt,
         forced: forced.has(nodeId),
       });
       if (finished - yieldedAt >= YIELD_EVERY_MS) {

@@ -10,6 +10,8 @@ export interface NodeOutcome {
    */
   readonly bundle?: NodeBundle<BundleEntry>;
   readonly durationMs: number;
+  /** The time its bundle was generated at (epoch ms): its `rudder-promises-generated`, and its event's. */
+  readonly generatedAt: number;
   /** A consumer asked for this node again: publish its bundle even if the cache holds that hash. */
   readonly forced: boolean;
 }

@@ -14,7 +14,7 @@ import {
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
 import type { FeedBundle } from '@policygen/distribution';
-import { Caller, addTarEntry } from '@policygen/distribution';
+import { Caller, addTarEntry, treeFiles } from '@policygen/distribution';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
 import type { FetchRecorder } from '../relay/fetch-recorder';
@@ -70,12 +70,12 @@ export class NodesController {
       return;
     }
     if (!tree) {
-      response.json({ nodeId, hash: bundle.hash, revision: bundle.revision, files: bundle.files });
+      response.json({ nodeId, hash: bundle.hash, revision: bundle.revision, files: treeFiles(bundle) });
       return;
     }
     const archive = pack();
     const mtime = new Date(bundle.generatedAt);
-    bundle.files.forEach((file, index) =>
+    tree.files.forEach((file, index) =>
       addTarEntry(archive, { name: file.path, mode: 0o644, mtime }, tree.contents[index] ?? Buffer.alloc(0)),
     );
     archive.finalize();

@@ -10,7 +10,7 @@ import type {
   FeedPage,
   SubtreeRelay,
 } from '@policygen/distribution';
-import { entryFor } from '@policygen/distribution';
+import { blobFiles, entryFor } from '@policygen/distribution';
 import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
@@ -245,7 +245,8 @@ export class Follower implements ConfirmationSink {
     const missing = new Set<string>();
     for (const entry of log.latestEntries())
       if (entryFor(entry, relayId) === 'keep')
-        for (const file of entry.bundle?.files ?? []) if (!blobs.has(file.sha256)) missing.add(file.sha256);
+        for (const file of entry.bundle ? blobFiles(entry.bundle) : [])
+          if (!blobs.has(file.sha256)) missing.add(file.sha256);
     if (missing.size === 0) return;
     logger.warn(
       { blobs: missing.size },
@@ -272,7 +273,8 @@ export class Follower implements ConfirmationSink {
     const missing = new Set<string>();
     for (const entry of latest.values())
       if (entryFor(entry, relayId) === 'keep')
-        for (const file of entry.bundle?.files ?? []) if (!blobs.has(file.sha256)) missing.add(file.sha256);
+        for (const file of entry.bundle ? blobFiles(entry.bundle) : [])
+          if (!blobs.has(file.sha256)) missing.add(file.sha256);
     const absent = await this.fetchBlobs([...missing]);
     let entries = page.entries;
     if (absent.size > 0) {
@@ -280,7 +282,8 @@ export class Follower implements ConfirmationSink {
       for (const entry of latest.values())
         if (
           entryFor(entry, relayId) === 'keep' &&
-          entry.bundle?.files.some((file) => absent.has(file.sha256))
+          entry.bundle &&
+          blobFiles(entry.bundle).some((file) => absent.has(file.sha256))
         )
           incomplete.add(entry.nodeId);
       entries = page.entries.filter((entry) => !incomplete.has(entry.nodeId));

@@ -1,9 +1,13 @@
-import type { BlobDirectory, FeedBundle, FeedLog } from '@policygen/distribution';
-import { entryFor } from '@policygen/distribution';
+import type { BlobDirectory, FeedBundle, FeedFile, FeedLog } from '@policygen/distribution';
+import { deriveFile, derivesFiles, entryFor, isDerivedPath, treeFiles } from '@policygen/distribution';
 
-/** A node's bundle and the content of each of its files, in the bundle's order, read as of one entry. */
+/**
+ * A node's bundle, the files of its tree (`treeFiles`: the manifest's parts are not served) and
+ * the content of each, in the bundle's order, read as of one entry.
+ */
 export interface NodeTree {
   readonly bundle: FeedBundle;
+  readonly files: readonly FeedFile[];
   readonly contents: readonly Buffer[];
 }
 
@@ -46,9 +50,12 @@ export class NodeTrees {
     let reading = bundle;
     for (let attempt = 1; ; attempt++) {
       try {
+        const read = reading;
+        const files = treeFiles(read);
         return {
-          bundle: reading,
-          contents: await Promise.all(reading.files.map((file) => this.blobs.read(file.sha256))),
+          bundle: read,
+          files,
+          contents: await Promise.all(files.map((file) => this.content(nodeId, read, file))),
         };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
@@ -61,14 +68,21 @@ export class NodeTrees {
 
   /** One file of the node's bundle, by path: null when the bundle has none. */
   async file(nodeId: string, bundle: FeedBundle, path: string): Promise<Buffer | null> {
-    const file = bundle.files.find((candidate) => candidate.path === path);
+    const file = treeFiles(bundle).find((candidate) => candidate.path === path);
     if (!file) return null;
     try {
-      return await this.blobs.read(file.sha256);
+      return await this.content(nodeId, bundle, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw new TreeIncompleteError(nodeId, bundle.hash, file.sha256);
     }
+  }
+
+  /** A file's content: from the blob directory, or derived from the entry and the manifest's parts. */
+  private content(nodeId: string, bundle: FeedBundle, file: FeedFile): Promise<Buffer> {
+    if (isDerivedPath(file.path) && derivesFiles(bundle))
+      return deriveFile(nodeId, bundle, file, (sha256) => this.blobs.read(sha256));
+    return this.blobs.read(file.sha256);
   }
 }
 

@@ -6,11 +6,13 @@ import type { CompiledFleet } from './index/fleet-index';
 import { compileFleet } from './index/fleet-index';
 import type { NodeComputation } from './generate/compute-node';
 import { computeNode } from './generate/compute-node';
-import { bundleOf, MANIFEST_FILE, generateNode } from './generate/generate';
+import type { ManifestParts } from './generate/generate';
+import { bundleOf, MANIFEST_FILE, generateNode, manifestFromParts, manifestParts } from './generate/generate';
 import type { GenerateOptions, NodeBundle, PolicyManifest } from './generate/types';
 import type { FormedPolicy } from './merge/policies';
 import type { PolicyEdge } from './ordering/order';
 import { validateFleet } from './validation/validate';
+import { ORDERING_MODES } from './model/fleet';
 
 /**
  * Property-based invariants of generation over random valid fleets (testing/fleet-arbitrary.ts):
@@ -351,6 +353,29 @@ describe('generation invariants (property-based)', () => {
     expect(nodes).toBeGreaterThan(RUNS);
   });
 
+  it('puts a manifest together from its parts as JSON.stringify writes it, whatever its values', () => {
+    const text = fc.string({ unit: 'binary' });
+    const digest = fc.stringMatching(/^[0-9a-f]{64}$/);
+    const manifest = fc.record({
+      schemaVersion: fc.constant(1 as const),
+      nodeId: text,
+      configRevision: fc.nat(),
+      status: fc.constantFrom('ok' as const, 'failed' as const),
+      errors: fc.array(fc.record({ code: fc.constant('MISSING_PARAMETER' as const), message: text })),
+      ordering: fc.constantFrom(...ORDERING_MODES),
+      policies: fc.array(fc.jsonValue()) as unknown as fc.Arbitrary<PolicyManifest['policies']>,
+      properties: fc.dictionary(text, fc.jsonValue()) as fc.Arbitrary<PolicyManifest['properties']>,
+      files: fc.array(fc.record({ path: text, sha256: digest })),
+      hash: fc.option(digest.map((hex) => `sha256:${hex}`)),
+    });
+    fc.assert(
+      fc.property(manifest, (value) => {
+        expect(manifestFromParts(value, manifestParts(value))).toBe(`${JSON.stringify(value)}\n`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('writes a policy-manifest.json that parses and matches its bundle', () => {
     const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
     fc.assert(
@@ -367,8 +392,12 @@ describe('generation invariants (property-based)', () => {
 
           const manifestFiles = bundle.files.filter((f) => f.path === MANIFEST_FILE);
           expect(manifestFiles).toHaveLength(1);
-          const parsed = JSON.parse((manifestFiles[0] as { content: string }).content) as PolicyManifest;
+          const content = (manifestFiles[0] as { content: string }).content;
+          const parsed = JSON.parse(content) as PolicyManifest;
           expect(parsed).toEqual(bundle.manifest);
+          // Put together member by member (manifestFromParts), it is JSON.stringify's text exactly.
+          expect(content).toBe(`${JSON.stringify(bundle.manifest)}\n`);
+          expect(manifestFromParts(parsed, bundle.manifestParts as ManifestParts)).toBe(content);
           expect(parsed.schemaVersion).toBe(1);
           expect(parsed.nodeId).toBe(nodeId);
           expect(parsed.status).toBe(bundle.status);

@@ -4,6 +4,17 @@ import type { BundleEvent } from '../contract/schemas';
 /** The name of a bundle's manifest file (outputs.md), fetched by `manifestSha256`. */
 export const MANIFEST_PATH = 'policy-manifest.json';
 
+/**
+ * Files a `node.bundle` names that are not part of the node's tree: the two parts its manifest is
+ * put together from where the node is served (what many nodes share, and the merged properties).
+ */
+export const MANIFEST_HEAD_PATH = '.policygen/manifest-head.json';
+export const MANIFEST_PROPERTIES_PATH = '.policygen/manifest-properties.json';
+
+export function isManifestPartPath(path: string): boolean {
+  return path === MANIFEST_HEAD_PATH || path === MANIFEST_PROPERTIES_PATH;
+}
+
 export interface BundleFilesOptions {
   /**
    * Where blobs are served: the distribution-service (`http://distribution:3003`, or
@@ -79,9 +90,12 @@ export class BundleFiles {
     }
   }
 
-  /** Every file of the bundle by path, its manifest included (events before `manifestSha256` carry it inline). */
+  /**
+   * Every file of the node's tree by path, its manifest included (events before `manifestSha256`
+   * carry it inline); the manifest's parts are not files of the tree.
+   */
   async bundle(event: BundleEvent): Promise<Map<string, Buffer>> {
-    const files = [...event.files];
+    const files = event.files.filter((file) => !isManifestPartPath(file.path));
     if (event.manifestSha256 !== undefined) files.push({ path: MANIFEST_PATH, sha256: event.manifestSha256 });
     const contents = await Promise.all(files.map((file) => this.blob(file.sha256)));
     const bundle = new Map<string, Buffer>();

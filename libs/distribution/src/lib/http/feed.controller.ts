@@ -21,6 +21,7 @@ import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedPage } from '../feed';
 import { confirmationsSchema, isSha256Hex } from '../feed';
+import { deriveFile, derivesFiles, isDerivedPath } from '../derived-files';
 import { TAR_END, tarHeader, tarPadding } from './tar-batch';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
@@ -154,7 +155,15 @@ export class FeedController {
           `${foreign.length} of the blobs asked for are not named by node ${caller.nodeId}'s bundle`,
         );
     }
-    const missing = digests.filter((digest) => !this.mayRead(caller, digest) || !this.blobs.has(digest));
+    const derived = new Map<string, Buffer>();
+    for (const digest of digests)
+      if (this.mayRead(caller, digest) && !this.blobs.has(digest)) {
+        const content = await this.derivedContent(caller, digest);
+        if (content) derived.set(digest, content);
+      }
+    const missing = digests.filter(
+      (digest) => !this.mayRead(caller, digest) || (!this.blobs.has(digest) && !derived.has(digest)),
+    );
     if (missing.length > 0)
       throw new NotFoundException({
         message: `${missing.length} of the blobs asked for are not here`,
@@ -175,7 +184,7 @@ export class FeedController {
     };
     try {
       for (const [index, digest] of digests.entries()) {
-        const content = this.blobs.readNow(digest);
+        const content = derived.get(digest) ?? this.blobs.readNow(digest);
         pending.push(tarHeader(digest, content.length), content, tarPadding(content.length));
         pendingBytes += BLOCK + content.length + tarPadding(content.length).length;
         if (pendingBytes >= WRITE_PIECE && !send())
@@ -202,11 +211,11 @@ export class FeedController {
     if (!SHA256.test(sha256)) throw new BadRequestException('sha256: 64 lowercase hex digits');
     if (caller.kind === 'node' && !this.namedByBundleOf(caller.nodeId).has(sha256))
       throw new ForbiddenException(`the blob is not named by node ${caller.nodeId}'s bundle`);
-    if (!this.mayRead(caller, sha256) || !this.blobs.has(sha256))
-      throw new NotFoundException(`no blob ${sha256}`);
+    if (!this.mayRead(caller, sha256)) throw new NotFoundException(`no blob ${sha256}`);
     let content: Buffer;
     try {
-      content = await this.blobs.read(sha256);
+      const derived = this.blobs.has(sha256) ? null : await this.derivedContent(caller, sha256);
+      content = derived ?? (await this.blobs.read(sha256));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT')
         throw new NotFoundException(`no blob ${sha256}`);
@@ -219,6 +228,29 @@ export class FeedController {
       'cache-control': 'public, max-age=31536000, immutable',
     });
     response.end(content);
+  }
+
+  /**
+   * A file derived where nodes are served (derived-files.ts: a manifest, a generation time), asked
+   * for by digest as if it were a blob — by a relay or a reader older than them — put together from
+   * a latest bundle the caller may read that names it; null when none does. A scan of the latest
+   * entries: today's relays never ask, so this is the rare path.
+   */
+  private async derivedContent(caller: Principal, digest: string): Promise<Buffer | null> {
+    const read = (sha256: string): Promise<Buffer> => this.blobs.read(sha256);
+    const candidates =
+      caller.kind === 'node'
+        ? [this.log.latest(caller.nodeId)]
+        : caller.kind === 'relay'
+          ? this.log.latestEntries()
+          : [];
+    for (const entry of candidates) {
+      const bundle = entry?.bundle;
+      if (!entry || !bundle || !derivesFiles(bundle)) continue;
+      const file = bundle.files.find((listed) => listed.sha256 === digest && isDerivedPath(listed.path));
+      if (file) return deriveFile(entry.nodeId, bundle, file, read);
+    }
+    return null;
   }
 
   /** Whether a relay's subtree, or a node's bundle, names the blob (an API token: never). */

@@ -25,13 +25,48 @@ import type {
 } from './types';
 
 export const MANIFEST_FILE = 'policy-manifest.json';
+export { GENERATED_AT_FILE };
 
 /**
  * `policy-manifest.json` as written: one line of JSON. It is made for every bundle that changes,
  * so it is not laid out for reading (`jq .` does that); a reader parses it either way.
  */
 export function manifestText(manifest: PolicyManifest): string {
-  return `${JSON.stringify(manifest)}\n`;
+  return manifestFromParts(manifest, manifestParts(manifest));
+}
+
+/**
+ * A manifest's two large members as JSON text: what many nodes share (`head`: status, errors,
+ * ordering and policies, the members between `configRevision` and `properties`) and the merged
+ * properties. The pipeline moves these, content-addressed, instead of a manifest per node: the
+ * manifest itself is the same bytes put together again where it is served (`manifestFromParts`).
+ */
+export interface ManifestParts {
+  readonly head: string;
+  readonly properties: string;
+}
+
+export function manifestParts(manifest: PolicyManifest): ManifestParts {
+  const head = JSON.stringify({
+    status: manifest.status,
+    errors: manifest.errors,
+    ordering: manifest.ordering,
+    policies: manifest.policies,
+  });
+  return { head: head.slice(1, -1), properties: JSON.stringify(manifest.properties) };
+}
+
+/** `JSON.stringify` of the whole manifest and a newline, member by member, in its key order. */
+export function manifestFromParts(
+  manifest: Pick<PolicyManifest, 'nodeId' | 'configRevision' | 'files' | 'hash'>,
+  parts: ManifestParts,
+): string {
+  // Each file is `{ path, sha256 }` and nothing else, as the engine and the feed hold them.
+  const files = JSON.stringify(manifest.files);
+  return (
+    `{"schemaVersion":1,"nodeId":${JSON.stringify(manifest.nodeId)},"configRevision":${JSON.stringify(manifest.configRevision)},` +
+    `${parts.head},"properties":${parts.properties},"files":${files},"hash":${JSON.stringify(manifest.hash)}}\n`
+  );
 }
 
 export function sha256(text: string): string {
@@ -171,13 +206,15 @@ export function assembleBundle<File extends FileDigest>(
     files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
     hash,
   };
-  const manifestFile = bundleFile(MANIFEST_FILE, manifestText(manifest));
+  const manifestPartsText = manifestParts(manifest);
+  const manifestFile = bundleFile(MANIFEST_FILE, manifestFromParts(manifest, manifestPartsText));
   return {
     nodeId: parts.nodeId,
     status: parts.status,
     errors: parts.errors,
     files: [manifestFile, ...files].sort(byPath),
     manifest,
+    manifestParts: manifestPartsText,
     hash,
   };
 }

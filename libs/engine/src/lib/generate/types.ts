@@ -112,6 +112,8 @@ export interface NodeBundle<File extends FileDigest = BundleFile> {
    */
   readonly files: readonly File[];
   readonly manifest: PolicyManifest | null;
+  /** The manifest's shared members as text (generate.ts, `manifestParts`), when it has one. */
+  readonly manifestParts?: { readonly head: string; readonly properties: string };
   /** `sha256:<hex>` over every file but the manifest and the generation timestamp; null unless ok. */
   readonly hash: string | null;
 }
