@@ -71,7 +71,13 @@ export const bundleEventSchema = z
      */
     catchUp: z.boolean().optional(),
     hash: bundleHash,
-    /** Every file of the bundle but the manifest, with its digest; contents are fetched by digest. */
+    /**
+     * Every file of the bundle but the manifest, with its digest; contents are fetched by digest.
+     * Since the manifest's parts (`.policygen/manifest-head.json`, `.policygen/manifest-properties.json`)
+     * travel with the bundle, its manifest and `rudder-promises-generated` are put together where
+     * the node is served, from the event and the parts (each still checked against its digest):
+     * they are no blobs of the generator's cache (`BundleFiles` and the blob routes give them all the same).
+     */
     files: z.array(fileDigest),
     /**
      * The digest of the bundle's `policy-manifest.json` (outputs.md), fetched by digest like the
