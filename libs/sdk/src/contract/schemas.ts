@@ -211,6 +211,8 @@ export function parseEvent<T extends Topic>(topic: T, message: unknown): EventPa
       return { ok: false, issues: [{ path: '$', message: `not JSON: ${(error as Error).message}` }] };
     }
   }
+  if ((topic === TOPICS.nodeBundles || topic === TOPICS.latestBundles) && plainBundleEvent(value))
+    return { ok: true, event: value as EventOf[T] };
   const result = (EVENT_SCHEMAS[topic] as z.ZodType).safeParse(value);
   if (result.success) return { ok: true, event: result.data as EventOf[T] };
   return {
@@ -255,4 +257,78 @@ export function jsonSchemaOf(topic: Topic): Record<string, unknown> {
     title: topic,
     ...z.toJSONSchema(EVENT_SCHEMAS[topic] as z.ZodType, { io: 'input' }),
   };
+}
+
+const BUNDLE_EVENT_KEYS = new Set([
+  'schemaVersion',
+  'type',
+  'nodeId',
+  'revision',
+  'committedAt',
+  'generatedAt',
+  'catchUp',
+  'hash',
+  'files',
+  'manifestSha256',
+]);
+
+/**
+ * Whether a value is a `node.bundle` event exactly as `bundleEventSchema` reads one (no other key,
+ * so its parse would be equal to it), told without the schema: a distributor reads one per node
+ * change, ~35 files each, and the schema's parse — a copy, a regular expression per digest — cost
+ * more than the rest of handling it. Stricter than the schema, never looser (a property test);
+ * what it turns down goes to the schema, which says why.
+ */
+export function plainBundleEvent(value: unknown): value is BundleEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const event = value as Record<string, unknown>;
+  for (const key in event) if (!BUNDLE_EVENT_KEYS.has(key)) return false;
+  const { schemaVersion, type, nodeId, revision, committedAt, generatedAt, catchUp, hash, files } = event;
+  if (
+    schemaVersion !== 1 ||
+    type !== 'node.bundle' ||
+    typeof nodeId !== 'string' ||
+    nodeId.length === 0 ||
+    !Number.isSafeInteger(revision) ||
+    (revision as number) < 0 ||
+    !isInstant(committedAt) ||
+    (generatedAt !== undefined && !isInstant(generatedAt)) ||
+    (catchUp !== undefined && typeof catchUp !== 'boolean') ||
+    typeof hash !== 'string' ||
+    hash.length !== 71 ||
+    !hash.startsWith('sha256:') ||
+    !isHex64(hash, 7) ||
+    !isDigest(event['manifestSha256']) ||
+    !Array.isArray(files)
+  )
+    return false;
+  for (const file of files as unknown[]) {
+    if (typeof file !== 'object' || file === null || Array.isArray(file)) return false;
+    const { path, sha256: digest } = file as Record<string, unknown>;
+    if (Object.keys(file).length !== 2 || typeof path !== 'string' || path.length === 0 || !isDigest(digest))
+      return false;
+  }
+  return true;
+}
+
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** An instant as `toISOString` writes it (what the services write), and a real one. */
+function isInstant(value: unknown): boolean {
+  if (typeof value !== 'string' || !INSTANT.test(value)) return false;
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
+}
+
+function isDigest(value: unknown): boolean {
+  return typeof value === 'string' && value.length === 64 && isHex64(value, 0);
+}
+
+/** 64 lowercase hex digits from `from` (the length checked by the caller), without a regular expression. */
+function isHex64(text: string, from: number): boolean {
+  for (let index = from; index < from + 64; index++) {
+    const code = text.charCodeAt(index);
+    if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+  }
+  return true;
 }
