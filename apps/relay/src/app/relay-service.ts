@@ -43,6 +43,8 @@ export interface RelayOptions {
   readonly dataDir: string;
   readonly logger: Logger;
   readonly pollWaitMs?: number;
+  /** Bytes of small new blobs the parent may give with each feed page (the follower's default; 0: none). */
+  readonly inlineBytes?: number;
   /** How long a blob no served bundle references is kept before it is deleted (default 10 min). */
   readonly blobGraceMs?: number;
   /** Process-wide metrics (default metrics) only once per process: the embedded mode runs several services. */
@@ -103,6 +105,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
     logger: options.logger,
     registry,
     ...(options.pollWaitMs === undefined ? {} : { pollWaitMs: options.pollWaitMs }),
+    ...(options.inlineBytes === undefined ? {} : { inlineBytes: options.inlineBytes }),
   });
 
   const readiness: ReadinessCheck[] = [{ name: 'parent', check: () => follower.readiness() }, disk.readiness];

@@ -68,7 +68,16 @@ class FileParent implements Parent {
     await this.log.append([entry]);
   }
 
-  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<ReadFeedPage> {
+  /** Gives about half the blobs of each page with it (those asked for with `inlineBytes`), the rest by request. */
+  inline = false;
+
+  async feed(
+    after: number,
+    waitMs: number,
+    limit: number,
+    signal?: AbortSignal,
+    inlineBytes = 0,
+  ): Promise<ReadFeedPage> {
     let slice = this.log.after(after, 'eu', limit);
     if (slice.entries.length === 0 && waitMs > 0) {
       await Promise.race([
@@ -77,11 +86,18 @@ class FileParent implements Parent {
       ]);
       slice = this.log.after(after, 'eu', limit);
     }
+    const blobs: Record<string, string> = {};
+    if (this.inline && inlineBytes > 0)
+      for (const entry of slice.entries)
+        for (const file of entryFor(entry, 'eu') === 'keep' ? (entry.bundle?.files ?? []) : [])
+          if (file.sha256 < '8' && !this.lost.has(file.sha256) && this.blobStore.has(file.sha256))
+            blobs[file.sha256] = this.blobStore.readNow(file.sha256).toString('base64');
     return {
       entries: [...slice.entries],
       next: slice.next,
       head: { seq: this.log.cursor, revision: this.log.latestRevision },
       refused: [],
+      ...(Object.keys(blobs).length > 0 ? { blobs } : {}),
     };
   }
 
@@ -165,7 +181,7 @@ describe('Follower: a relay applying its parent feed', () => {
   });
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('ends equal to the parent feed after any sequence of changes, moves and removals, in pages of any size, across restarts', async () => {
+  it('ends equal to the parent feed after any sequence of changes, moves and removals, in pages of any size, with blobs given with pages or not, across restarts', async () => {
     const change = fc.record({
       node: fc.integer({ min: 1, max: 6 }),
       relay: fc.constantFrom('eu', 'eu', 'us', null),
@@ -175,9 +191,11 @@ describe('Follower: a relay applying its parent feed', () => {
       fc.asyncProperty(
         fc.array(change, { minLength: 1, maxLength: 25 }),
         fc.integer({ min: 1, max: 4 }),
-        async (changes, pageSize) => {
+        fc.boolean(),
+        async (changes, pageSize, inline) => {
           const at = mkdtempSync(join(directory, 'case-'));
           const parent = await FileParent.open(join(at, 'parent'));
+          parent.inline = inline;
           let relay = await followerOf(parent, join(at, 'relay'), pageSize);
           try {
             for (const [version, { node, relay: on, restartAfter }] of changes.entries()) {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type {
+  Blob,
   BlobDirectory,
   Confirmation,
   ConfirmationSink,
@@ -18,6 +19,8 @@ import { MissingBlobsError, RefusedByParentError } from './parent-client';
 /** What the follower asks of its parent (ParentClient over HTTP). */
 export type Parent = Pick<ParentClient, 'url' | 'feed' | 'blobs' | 'confirm'>;
 
+const INLINE_BYTES = 2 ** 20;
+
 export interface FollowerOptions {
   readonly relayId: string;
   readonly parent: Parent;
@@ -31,6 +34,8 @@ export interface FollowerOptions {
   readonly pageSize?: number;
   /** Blobs asked for per request (default 500). */
   readonly blobBatch?: number;
+  /** Bytes of small new blobs the parent may give with each page (default 1 MiB; 0: none). */
+  readonly inlineBytes?: number;
   /** Blob requests under way at once (default 4). */
   readonly fetchConcurrency?: number;
   /** Told of the relays below this one as each feed page names them (with their credentials' digests). */
@@ -183,7 +188,13 @@ export class Follower implements ConfirmationSink {
   }
 
   private async page(after: number, waitMs: number): Promise<FeedPage> {
-    const page = await this.options.parent.feed(after, waitMs, this.pageSize, this.abort.signal);
+    const page = await this.options.parent.feed(
+      after,
+      waitMs,
+      this.pageSize,
+      this.abort.signal,
+      this.options.inlineBytes ?? INLINE_BYTES,
+    );
     if (page.refused.length > 0)
       this.options.logger.warn(
         { refused: page.refused.slice(0, 10), count: page.refused.length, after },
@@ -270,6 +281,7 @@ export class Follower implements ConfirmationSink {
     const { relayId, blobs, log } = this.options;
     const latest = new Map<string, FeedEntry>();
     for (const entry of page.entries) latest.set(entry.nodeId, entry);
+    await this.storeGiven(page.blobs);
     const missing = new Set<string>();
     for (const entry of latest.values())
       if (entryFor(entry, relayId) === 'keep')
@@ -316,6 +328,22 @@ export class Follower implements ConfirmationSink {
       });
     }
     if (confirmations.length > 0) await this.confirm(confirmations);
+  }
+
+  /**
+   * The blobs the parent gave with the page (`inlineBytes`), those not held yet: each is checked
+   * against its digest as it is stored, like a fetched one.
+   */
+  private async storeGiven(given: FeedPage['blobs']): Promise<void> {
+    if (!given) return;
+    const { blobs } = this.options;
+    const fresh: Blob[] = [];
+    for (const [sha256, base64] of Object.entries(given))
+      if (!blobs.has(sha256)) fresh.push({ sha256, content: Buffer.from(base64, 'base64') });
+    if (fresh.length === 0) return;
+    await blobs.writeMany(fresh);
+    this.fetches += fresh.length;
+    this.blobFetches.inc(fresh.length);
   }
 
   /**

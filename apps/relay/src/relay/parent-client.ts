@@ -87,9 +87,16 @@ export class ParentClient {
    * Up to `limit` entries after `after`, waiting up to `waitMs` for one. An entry that does not
    * read as one is refused alone (`refused`): one bad entry never stalls the relay's cursor.
    */
-  async feed(after: number, waitMs: number, limit: number, signal?: AbortSignal): Promise<ReadFeedPage> {
+  async feed(
+    after: number,
+    waitMs: number,
+    limit: number,
+    signal?: AbortSignal,
+    inlineBytes = 0,
+  ): Promise<ReadFeedPage> {
+    const inline = inlineBytes > 0 ? `&inlineBytes=${inlineBytes}` : '';
     const url = this.at(
-      `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}`,
+      `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}${inline}`,
     );
     const response = await this.request('feed', url, signal ? { signal } : {});
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);

@@ -24,7 +24,8 @@ describe('a relay syncing from its parent in batches', () => {
   let directory: string;
   let root: TestRoot;
   let relay: RelayService | null = null;
-  const startEu = async (): Promise<RelayService> => {
+  // Blobs only by request (`inlineBytes: 0`): what these tests count; the last one gives them with pages.
+  const startEu = async (inlineBytes = 0): Promise<RelayService> => {
     const started = await startRelay({
       relayId: 'eu',
       parentUrl: root.url,
@@ -32,6 +33,7 @@ describe('a relay syncing from its parent in batches', () => {
       dataDir: join(directory, 'relay-eu'),
       logger: pino({ level: 'silent' }),
       pollWaitMs: 200,
+      inlineBytes,
     });
     await started.app.listen(0, '127.0.0.1');
     return started;
@@ -121,6 +123,25 @@ describe('a relay syncing from its parent in batches', () => {
     await eventually(synced(eu), { what: 'relay eu synced' });
     expect((await fetchBundle(eu, 12)).files.get('rules/cfengine-community/promises.cf')).toBe(
       'promises of 12 v4\n',
+    );
+  });
+
+  it('takes a node change in one request when the parent gives its new blobs with the page', async () => {
+    await relay?.stop();
+    relay = await startEu(2 ** 20);
+    const eu = relay;
+    await eventually(synced(eu), { what: 'relay eu synced' });
+    const requests = async (): Promise<number> => (await metric(eu, 'feed')) + (await metric(eu, 'blobs'));
+    const before = { requests: await requests(), blobRequests: await metric(eu, 'blobs') };
+    const fetched = eu.follower.status().blobFetches;
+    await root.publish([14], 5);
+    await eventually(synced(eu), { what: 'relay eu synced' });
+    expect(await metric(eu, 'blobs')).toBe(before.blobRequests);
+    // The page that brought it, and the long poll that follows.
+    expect((await requests()) - before.requests).toBeLessThanOrEqual(2);
+    expect(eu.follower.status().blobFetches - fetched).toBe(3);
+    expect((await fetchBundle(eu, 14)).files).toEqual(
+      new Map(files(14, 5).map(({ path, content }) => [path, content])),
     );
   });
 });

@@ -68,6 +68,12 @@ export const feedPageSchema = z.object({
    * of the cursor). Absent from parents older than relay credentials: the asker keeps what it knew.
    */
   relays: z.array(subtreeRelaySchema).optional(),
+  /**
+   * Blobs of the page's bundles given with it (base64 by digest), when the asker asked for them
+   * (`inlineBytes`): small ones that a single bundle names, new with it most likely. The asker
+   * checks each against its digest, and asks for the others as before.
+   */
+  blobs: z.record(sha256, z.string()).optional(),
 });
 
 export const confirmationSchema = z.object({

@@ -155,6 +155,12 @@ export class BlobDirectory {
     return held;
   }
 
+  /** The length of a blob held here, in bytes; undefined when it is not held. */
+  sizeOf(sha256: string): number | undefined {
+    const slot = this.slots.get(sha256);
+    return slot === undefined ? undefined : (this.lengthOf[slot] ?? 0);
+  }
+
   /** The blobs asked for since the last call, which starts the tracking (the collector's). */
   takeTouched(): ReadonlySet<string> {
     const touched = this.touched ?? new Set<string>();

@@ -35,6 +35,8 @@ export interface FeedSliceText {
   readonly json: Buffer;
   readonly count: number;
   readonly next: number;
+  /** The entries `json` holds, in its order. */
+  readonly entries: readonly FeedEntry[];
 }
 
 export interface FeedSlice {
@@ -193,6 +195,11 @@ export class FeedLog {
     return this.references.referencedBelow(digest, relayId);
   }
 
+  /** Whether one file of one latest bundle alone names the blob (a node's own, new with it, most likely). */
+  soleReference(digest: string): boolean {
+    return this.references.soleReference(digest);
+  }
+
   /** Whether a node's latest bundle names the blob, whether it is served anywhere or not. */
   referencedAnywhere(digest: string): boolean {
     return this.references.referencedAnywhere(digest);
@@ -297,7 +304,12 @@ export class FeedLog {
     const json = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
     // Every line ends with its newline: those become the commas between the elements, the last dropped.
     for (let at = json.indexOf(10); at !== -1; at = json.indexOf(10, at + 1)) json[at] = 0x2c;
-    return { json: json.subarray(0, Math.max(0, json.length - 1)), count: held.length, next };
+    return {
+      json: json.subarray(0, Math.max(0, json.length - 1)),
+      count: held.length,
+      next,
+      entries: held.map(({ entry }) => entry),
+    };
   }
 
   /** Once closed, nobody waits for an append any more. */

@@ -13,6 +13,7 @@ import { extract } from 'tar-stream';
 import { ServiceShellModule } from '@policygen/service-kit';
 import { BlobDirectory } from '../disk/blob-directory';
 import { FeedLog } from '../disk/feed-log';
+import type { FeedPage } from '../feed';
 import { issueRelayToken } from '../relay-token';
 import { deploymentAuthenticator, RELAY_DIRECTORY, TopologyRelayDirectory } from './feed-access';
 import {
@@ -48,12 +49,13 @@ describe('FeedController: blobs over HTTP', () => {
   let app: INestApplication;
   let url: string;
   let log: FeedLog;
+  let blobs: BlobDirectory;
   const contents = Array.from({ length: 700 }, (_, index) => `blob ${index}\n${'z'.repeat(index * 37)}`);
 
   beforeAll(async () => {
     directory = mkdtempSync(join(tmpdir(), 'policygen-feed-http-'));
     log = await FeedLog.open(join(directory, 'feed.jsonl'));
-    const blobs = await BlobDirectory.open(join(directory, 'blobs'));
+    blobs = await BlobDirectory.open(join(directory, 'blobs'));
     await blobs.writeMany(contents.map((content) => ({ sha256: digestOf(content), content })));
     // One bundle naming them all, served by root: what makes them readable to relay root.
     await log.append([
@@ -156,6 +158,51 @@ describe('FeedController: blobs over HTTP', () => {
       404,
     );
     expect((await fetch(`${url}/blobs/nothex`, { headers: ROOT_CREDENTIAL })).status).toBe(400);
+  });
+
+  it('gives with a page, when asked, the small blobs one bundle alone names, within the asked bytes', async () => {
+    const own = 'a blob of n2 alone\n';
+    await blobs.writeMany([{ sha256: digestOf(own), content: own }]);
+    await log.append([
+      {
+        seq: 2,
+        nodeId: 'n2',
+        path: ['root'],
+        previousPath: [],
+        revision: 1,
+        bundle: {
+          hash: `sha256:${digestOf('n2')}`,
+          revision: 1,
+          committedAt: AT,
+          generatedAt: AT,
+          distributedAt: AT,
+          // contents[0] is n1's too: shared, it is left for a blob request.
+          files: [
+            { path: 'own', sha256: digestOf(own) },
+            { path: 'shared', sha256: digestOf(contents[0] ?? '') },
+          ],
+          nodeKey: null,
+        },
+      },
+    ]);
+    const page = async (query: string): Promise<FeedPage> =>
+      (await (
+        await fetch(`${url}/feeds/root?after=0${query}`, { headers: ROOT_CREDENTIAL })
+      ).json()) as FeedPage;
+    expect((await page('')).blobs).toBeUndefined();
+    const given = (await page('&inlineBytes=200000')).blobs ?? {};
+    const sizes = Object.entries(given).map(([digest, base64]) => {
+      const content = Buffer.from(base64, 'base64');
+      expect(digestOf(content.toString())).toBe(digest);
+      return content.length;
+    });
+    expect(given[digestOf(own)]).toBe(Buffer.from(own).toString('base64'));
+    expect(given[digestOf(contents[0] ?? '')]).toBeUndefined();
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(200_000);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 1024);
+    expect(sizes.length).toBeGreaterThan(10);
+    const response = await fetch(`${url}/feeds/root?after=0&inlineBytes=-1`, { headers: ROOT_CREDENTIAL });
+    expect(response.status).toBe(400);
   });
 
   it('goes on serving when readers go away mid-tar (a relay killed mid-sync), at any moment of the stream', async () => {

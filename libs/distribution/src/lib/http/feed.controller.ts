@@ -19,9 +19,9 @@ import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
 import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
-import type { Confirmation, FeedPage } from '../feed';
-import { confirmationsSchema, isSha256Hex } from '../feed';
-import { deriveFile, derivesFiles, isDerivedPath } from '../derived-files';
+import type { Confirmation, FeedEntry, FeedPage } from '../feed';
+import { confirmationsSchema, entryFor, isSha256Hex } from '../feed';
+import { blobFiles, deriveFile, derivesFiles, isDerivedPath } from '../derived-files';
 import { TAR_END, tarHeader, tarPadding } from './tar-batch';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
@@ -37,6 +37,9 @@ export interface ConfirmationSink {
 
 const MAX_WAIT_MS = 60_000;
 const MAX_PAGE = 5_000;
+/** Bytes of blobs a page may carry (`inlineBytes`), and the largest blob given that way. */
+export const MAX_INLINE_BYTES = 4 * 2 ** 20;
+const MAX_INLINE_BLOB = 16 * 2 ** 10;
 /** Blobs one `POST /blobs` may ask for. */
 export const MAX_BLOB_BATCH = 1_000;
 /** Blobs read (synchronously: small files, a promise each costs more) between turns of the event loop. */
@@ -80,21 +83,25 @@ export class FeedController {
     @Query('after') after: string | undefined,
     @Query('waitMs') waitMs: string | undefined,
     @Query('limit') limit: string | undefined,
+    @Query('inlineBytes') inlineBytes: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
     requireSelf(caller, relayId);
     const cursor = integerParameter('after', after, 0, Number.MAX_SAFE_INTEGER, 0);
     const wait = integerParameter('waitMs', waitMs, 0, MAX_WAIT_MS, 0);
     const size = integerParameter('limit', limit, 1, MAX_PAGE, 1_000);
+    const inline = integerParameter('inlineBytes', inlineBytes, 0, MAX_INLINE_BYTES, 0);
     const deadline = Date.now() + wait;
     for (;;) {
       const slice = this.log.afterAsJson(cursor, relayId, size);
       const remaining = deadline - Date.now();
       if (slice.count > 0 || remaining <= 0 || this.log.closed) {
+        const blobs = inline > 0 ? this.inlineBlobs(slice.entries, relayId, inline) : undefined;
         const rest: Omit<FeedPage, 'entries'> = {
           next: slice.next,
           head: { seq: this.log.cursor, revision: this.log.latestRevision },
           relays: [...this.relays.below(relayId)],
+          ...(blobs ? { blobs } : {}),
         };
         const body = Buffer.concat([
           PAGE_START,
@@ -110,6 +117,41 @@ export class FeedController {
       }
       await this.log.waitForAppend(remaining);
     }
+  }
+
+  /**
+   * The blobs to give with a page: those of the bundles the relay keeps that one file of one
+   * bundle alone names — a node's own, new with this entry most likely (its properties, its
+   * manifest's properties part) — small ones, up to `budget` bytes in all. A node change then
+   * reaches a relay in one request, not a page and a blob request; a blob the relay holds already
+   * costs only its bytes, one it lacks and was not given is asked for as before.
+   */
+  private inlineBlobs(
+    entries: readonly FeedEntry[],
+    relayId: string,
+    budget: number,
+  ): Record<string, string> | undefined {
+    const blobs: Record<string, string> = {};
+    let bytes = 0;
+    let given = 0;
+    for (const entry of entries) {
+      if (!entry.bundle || entryFor(entry, relayId) !== 'keep') continue;
+      for (const file of blobFiles(entry.bundle)) {
+        const digest = file.sha256;
+        if (digest in blobs || !this.log.soleReference(digest)) continue;
+        const size = this.blobs.sizeOf(digest);
+        if (size === undefined || size > MAX_INLINE_BLOB || bytes + size > budget) continue;
+        try {
+          blobs[digest] = this.blobs.readNow(digest).toString('base64');
+        } catch {
+          // Gone meanwhile (dropped, collected): the relay asks for it as for any other.
+          continue;
+        }
+        bytes += size;
+        given++;
+      }
+    }
+    return given > 0 ? blobs : undefined;
   }
 
   @Post('feeds/:relayId/confirmations')
