@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { isBundleHash, isSha256Hex } from '@policygen/sdk';
+
+export { isSha256Hex };
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 /** An instant as the services write them (`toISOString`), an offset allowed: never free text. */
@@ -143,10 +146,7 @@ function isPlainBundle(value: unknown): boolean {
   for (const key of BUNDLE_REQUIRED) if (!(key in value)) return false;
   const { hash, revision, committedAt, generatedAt, distributedAt, files } = value;
   if (
-    typeof hash !== 'string' ||
-    hash.length !== 71 ||
-    !hash.startsWith('sha256:') ||
-    !isHex64(hash, 7) ||
+    !isBundleHash(hash) ||
     !isCount(revision) ||
     typeof committedAt !== 'string' ||
     typeof generatedAt !== 'string' ||
@@ -157,8 +157,7 @@ function isPlainBundle(value: unknown): boolean {
   for (const key of ['nodeKey', 'tokenDigest'] as const)
     if (key in value) {
       const digest = value[key];
-      if (digest !== null && !(typeof digest === 'string' && digest.length === 64 && isHex64(digest, 0)))
-        return false;
+      if (digest !== null && !isSha256Hex(digest)) return false;
       known++;
     }
   if ('catchUp' in value) {
@@ -170,7 +169,7 @@ function isPlainBundle(value: unknown): boolean {
     if (!isRecord(file) || Object.keys(file).length !== 2) return false;
     const { path, sha256 } = file;
     if (typeof path !== 'string' || path.length === 0) return false;
-    if (typeof sha256 !== 'string' || sha256.length !== 64 || !isHex64(sha256, 0)) return false;
+    if (!isSha256Hex(sha256)) return false;
   }
   return true;
 }
@@ -185,18 +184,4 @@ function isStringArray(value: unknown): boolean {
 
 function isCount(value: unknown): boolean {
   return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-/** Whether a string is 64 lowercase hex digits (a SHA-256 as the feed writes it), without a regular expression. */
-export function isSha256Hex(text: unknown): text is string {
-  return typeof text === 'string' && text.length === 64 && isHex64(text, 0);
-}
-
-/** 64 lowercase hex digits from `from` (the length checked by the caller). */
-function isHex64(text: string, from: number): boolean {
-  for (let index = from; index < from + 64; index++) {
-    const code = text.charCodeAt(index);
-    if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
-  }
-  return true;
 }

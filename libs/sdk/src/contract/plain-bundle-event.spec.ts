@@ -38,20 +38,7 @@ const validEvent = fc.record(
 const nearlyValid = fc
   .tuple(
     validEvent,
-    fc.constantFrom(
-      'schemaVersion',
-      'type',
-      'nodeId',
-      'revision',
-      'committedAt',
-      'generatedAt',
-      'catchUp',
-      'hash',
-      'files',
-      'manifestSha256',
-      'manifest',
-      'extra',
-    ),
+    fc.constantFrom(...Object.keys(bundleEventSchema.shape), 'manifest', 'extra'),
     fc.oneof(
       fc.anything(),
       fc.string(),

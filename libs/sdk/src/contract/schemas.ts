@@ -294,18 +294,20 @@ export function plainBundleEvent(value: unknown): value is BundleEvent {
     !isInstant(committedAt) ||
     (generatedAt !== undefined && !isInstant(generatedAt)) ||
     (catchUp !== undefined && typeof catchUp !== 'boolean') ||
-    typeof hash !== 'string' ||
-    hash.length !== 71 ||
-    !hash.startsWith('sha256:') ||
-    !isHex64(hash, 7) ||
-    !isDigest(event['manifestSha256']) ||
+    !isBundleHash(hash) ||
+    !isSha256Hex(event['manifestSha256']) ||
     !Array.isArray(files)
   )
     return false;
   for (const file of files as unknown[]) {
     if (typeof file !== 'object' || file === null || Array.isArray(file)) return false;
     const { path, sha256: digest } = file as Record<string, unknown>;
-    if (Object.keys(file).length !== 2 || typeof path !== 'string' || path.length === 0 || !isDigest(digest))
+    if (
+      Object.keys(file).length !== 2 ||
+      typeof path !== 'string' ||
+      path.length === 0 ||
+      !isSha256Hex(digest)
+    )
       return false;
   }
   return true;
@@ -320,8 +322,14 @@ function isInstant(value: unknown): boolean {
   return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
-function isDigest(value: unknown): boolean {
+/** Whether a value is 64 lowercase hex digits (a SHA-256 as the pipeline writes it), told without a regular expression. */
+export function isSha256Hex(value: unknown): value is string {
   return typeof value === 'string' && value.length === 64 && isHex64(value, 0);
+}
+
+/** Whether a value is a bundle hash, `sha256:` and 64 lowercase hex digits. */
+export function isBundleHash(value: unknown): value is string {
+  return typeof value === 'string' && value.length === 71 && value.startsWith('sha256:') && isHex64(value, 7);
 }
 
 /** 64 lowercase hex digits from `from` (the length checked by the caller), without a regular expression. */
