@@ -127,7 +127,8 @@ function percentile(sorted: readonly number[], fraction: number): number | null 
 }
 
 /**
- * The pipeline as the generation and distribution events tell it, held in memory by the config
+ * The pipeline as the generation and distribution events tell it — one by one, or a batch at once
+ * from their summaries (what the config-service reads), to the same answers — held in memory by the config
  * service: each node's generation, failure and relays; each revision's progress; each relay's sync;
  * the lag of each stage over a window (a catch-up's apart); throughput. Pure: events in, answers out.
  */
