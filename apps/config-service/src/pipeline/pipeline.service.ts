@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { explainNode } from '@policygen/engine';
 import type { NodeExplanation } from '@policygen/engine';
-import { TOPICS, parseEvent } from '@policygen/events';
+import { readPipelineSummary } from '@policygen/events';
 import type { FailureQuery, NodeFailure, TopicNames } from '@policygen/events';
 import type { GroupMember, MessageConsumer, Messaging } from '@policygen/messaging';
 import type { GroupLag, ReadinessCheck, ServiceShellOptions } from '@policygen/service-kit';
@@ -151,7 +151,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
       const now = Date.now();
       let unreadable = 0;
       for (const message of batch.messages) {
-        const parsed = parseEvent(TOPICS.pipelineSummaries, message.value.toString('utf8'));
+        const parsed = readPipelineSummary(message.value.toString('utf8'));
         if (!parsed.ok) {
           unreadable++;
           this.summaries.inc({ result: 'unreadable' });
@@ -164,7 +164,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
             );
           continue;
         }
-        const summary = parsed.event;
+        const { summary } = parsed;
         if (summary.type === 'generation.summary') this.view.generationSummary(summary, now);
         else this.view.distributionSummary(summary, now);
         this.summaries.inc({ result: summary.type });

@@ -1,6 +1,13 @@
 import type { DistributionConfirmedEvent, DistributionEvent, GenerationEvent } from '@policygen/sdk/contract';
 import { TOPICS, parseEvent } from '@policygen/sdk/contract';
-import { SUMMARY_MAX_BYTES, distributionSummaries, generationSummaries } from './pipeline-summaries';
+import fc from 'fast-check';
+import {
+  SUMMARY_MAX_BYTES,
+  distributionSummaries,
+  generationSummaries,
+  plainPipelineSummary,
+  readPipelineSummary,
+} from './pipeline-summaries';
 
 const HASH = `sha256:${'ab'.repeat(32)}`;
 const AT = '2026-11-24T10:00:00.000Z';
@@ -150,5 +157,91 @@ describe('distribution summaries', () => {
     expect(
       summaries.reduce((count, summary) => count + summary.confirmed.length + summary.fetched.length, 0),
     ).toBe(events.length);
+  });
+});
+
+describe('reading a summary', () => {
+  const generation = generationSummaries(
+    { revision: 12, committedAt: AT },
+    Array.from({ length: 12 }, (_, index) => result(index)).filter((event) => event.outcome !== 'failed'),
+    { batchId: 'g', at: at(5) },
+  )[0];
+  const withFailure = generationSummaries(
+    { revision: 12, committedAt: AT, catchUp: true },
+    Array.from({ length: 6 }, (_, index) => result(index)),
+    { batchId: 'f', at: at(5) },
+  )[0];
+  const distribution = distributionSummaries(
+    Array.from({ length: 6 }, (_, index) => distributed(index)),
+    { batchId: 'd', at: at(5) },
+  )[0];
+
+  it('takes what the producers write without the schema, the schema for failures, refuses the rest', () => {
+    expect(plainPipelineSummary(JSON.parse(JSON.stringify(generation)))).toEqual(generation);
+    expect(plainPipelineSummary(JSON.parse(JSON.stringify(distribution)))).toEqual(distribution);
+    expect(plainPipelineSummary(JSON.parse(JSON.stringify(withFailure)))).toBeUndefined();
+    expect(readPipelineSummary(JSON.stringify(withFailure))).toEqual({ ok: true, summary: withFailure });
+    expect(readPipelineSummary('{"type":')).toEqual({
+      ok: false,
+      issues: [{ path: '$', message: expect.stringMatching(/^not JSON: /) }],
+    });
+    const broken = readPipelineSummary(JSON.stringify({ ...distribution, confirmed: [['root', 'n1']] }));
+    expect(broken.ok).toBe(false);
+    expect(broken.ok ? [] : broken.issues.map((issue) => issue.path)).toContain('$.confirmed[0]');
+  });
+
+  it('is never looser than the schema: what the hand check takes, the schema takes too', () => {
+    const odd = fc.constantFrom<unknown>(
+      undefined,
+      null,
+      -1,
+      1.5,
+      0,
+      2 ** 60,
+      '',
+      'x',
+      true,
+      HASH,
+      HASH.toUpperCase(),
+      AT,
+      '2026-02-30T10:00:00.000Z',
+      '2026-11-24T10:00:00Z',
+      [],
+      {},
+      'generated',
+      'failed',
+    );
+    const summaries = fc.constantFrom<Record<string, unknown>>(
+      generation as unknown as Record<string, unknown>,
+      withFailure as unknown as Record<string, unknown>,
+      distribution as unknown as Record<string, unknown>,
+    );
+    // A value with one place replaced: a field, a tuple, or an element of a tuple.
+    const mutated = fc
+      .tuple(summaries, fc.nat(), fc.nat(), fc.nat(10), odd)
+      .map(([summary, field, item, element, replacement]) => {
+        const copy = JSON.parse(JSON.stringify(summary)) as Record<string, unknown>;
+        const keys = [...Object.keys(copy), 'added'];
+        const key = keys[field % keys.length] as string;
+        const list = copy[key];
+        if (Array.isArray(list) && list.length > 0) {
+          const index = item % list.length;
+          const tuple = list[index] as unknown;
+          if (Array.isArray(tuple) && element < tuple.length + 1) tuple[element] = replacement;
+          else list[index] = replacement;
+        } else copy[key] = replacement;
+        return copy;
+      });
+    let taken = 0;
+    fc.assert(
+      fc.property(mutated, (value) => {
+        const fast = plainPipelineSummary(value);
+        if (fast !== undefined) taken++;
+        expect(fast === undefined || parseEvent(TOPICS.pipelineSummaries, value).ok).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+    // Many mutations leave a summary valid (a boolean for a boolean, a field added): the check is tried.
+    expect(taken).toBeGreaterThan(50);
   });
 });

@@ -3,7 +3,9 @@ import type {
   DistributionSummary,
   GenerationEvent,
   GenerationSummary,
+  PipelineSummary,
 } from '@policygen/sdk/contract';
+import { TOPICS, parseEvent } from '@policygen/sdk/contract';
 
 /**
  * A summary's budget: far under a message's limit (1 MiB by default), so that a batch of any size
@@ -139,4 +141,118 @@ export function distributionSummaries(
       fetched,
     };
   });
+}
+
+const HASH = /^sha256:[0-9a-f]{64}$/;
+const OUTCOMES: ReadonlySet<unknown> = new Set(['generated', 'unchanged', 'failed']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+const isName = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isHash = (value: unknown): boolean => typeof value === 'string' && HASH.test(value);
+/** An instant as `toISOString` writes it, the only form producers write: any other is the schema's to judge. */
+function isInstant(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length !== 24) return false;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === value;
+}
+
+function isResult(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length === 3 &&
+    isName(value[0]) &&
+    OUTCOMES.has(value[1]) &&
+    (value[2] === null || isHash(value[2]))
+  );
+}
+
+function isConfirmed(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length === 9 &&
+    isName(value[0]) &&
+    isName(value[1]) &&
+    isCount(value[2]) &&
+    isHash(value[3]) &&
+    isCount(value[4]) &&
+    isCount(value[5]) &&
+    isCount(value[6]) &&
+    isCount(value[7]) &&
+    typeof value[8] === 'boolean'
+  );
+}
+
+function isFetched(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length === 7 &&
+    isName(value[0]) &&
+    isName(value[1]) &&
+    isCount(value[2]) &&
+    isHash(value[3]) &&
+    isCount(value[4]) &&
+    isCount(value[5]) &&
+    typeof value[6] === 'boolean'
+  );
+}
+
+/**
+ * The value itself when it is a pipeline summary as the schema reads one, checked field by field
+ * without a copy; undefined when it is not, or when only the schema can tell (a summary with
+ * failures: they are rare; an instant not in `toISOString` form). The schema's parse of a summary
+ * of thousands of tuples costs more than applying it. Stricter than the schema, never looser (a
+ * property test); unlike the schema's parse it keeps fields it does not know.
+ */
+export function plainPipelineSummary(value: unknown): PipelineSummary | undefined {
+  if (
+    !isRecord(value) ||
+    value['schemaVersion'] !== 1 ||
+    !isName(value['batchId']) ||
+    !isCount(value['revision'])
+  )
+    return undefined;
+  if (value['type'] === 'generation.summary') {
+    const { committedAt, generatedAt, catchUp, results, failures } = value;
+    return isInstant(committedAt) &&
+      isInstant(generatedAt) &&
+      (catchUp === undefined || typeof catchUp === 'boolean') &&
+      Array.isArray(results) &&
+      results.every(isResult) &&
+      Array.isArray(failures) &&
+      failures.length === 0
+      ? (value as GenerationSummary)
+      : undefined;
+  }
+  if (value['type'] === 'distribution.summary') {
+    const { publishedAt, confirmed, fetched } = value;
+    return isInstant(publishedAt) &&
+      Array.isArray(confirmed) &&
+      confirmed.every(isConfirmed) &&
+      Array.isArray(fetched) &&
+      fetched.every(isFetched)
+      ? (value as DistributionSummary)
+      : undefined;
+  }
+  return undefined;
+}
+
+export type SummaryRead =
+  | { readonly ok: true; readonly summary: PipelineSummary }
+  | { readonly ok: false; readonly issues: readonly { readonly path: string; readonly message: string }[] };
+
+/** A message of the pipeline-summaries topic: checked by hand, or by the schema when only it can tell. */
+export function readPipelineSummary(text: string): SummaryRead {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, issues: [{ path: '$', message: `not JSON: ${(error as Error).message}` }] };
+  }
+  const plain = plainPipelineSummary(value);
+  if (plain) return { ok: true, summary: plain };
+  const parsed = parseEvent(TOPICS.pipelineSummaries, value);
+  return parsed.ok ? { ok: true, summary: parsed.event } : parsed;
 }
