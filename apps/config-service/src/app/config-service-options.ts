@@ -25,8 +25,8 @@ export interface ConfigServiceOptions {
   /** Where it logs: JSON lines, every request among them (default: a logger of its own at `info`). */
   readonly logger?: Logger;
   /**
-   * The topics of the deployment's namespace: the change log it writes, the generation and
-   * distribution events it follows for the pipeline's status (default: `TOPICS`).
+   * The topics of the deployment's namespace: the change log it writes, the pipeline summaries it
+   * follows for the pipeline's status (default: `TOPICS`).
    */
   readonly topics?: TopicNames;
   /** Partitions of the event topics it creates if they do not exist yet (default 12). */

@@ -1,4 +1,10 @@
-import type { DistributionEvent, GenerationEvent, NodeFailure } from '@policygen/events';
+import type {
+  DistributionEvent,
+  DistributionSummary,
+  GenerationEvent,
+  GenerationSummary,
+  NodeFailure,
+} from '@policygen/events';
 import { NodeFailures } from '@policygen/events';
 
 export type LagStageName = 'generated' | 'distributed' | 'relay' | 'fetched';
@@ -86,11 +92,15 @@ interface NodeState {
   generation: NonNullable<NodeStatus['generation']> | null;
   /** The newest bundle generated (what relays should serve), null when none. */
   wanted: string | null;
-  readonly relays: Map<string, { revision: number; hash: string; confirmedAt: string }>;
+  /** Each relay's confirmed bundle, `confirmedAt` in epoch ms. */
+  readonly relays: Map<string, { revision: number; hash: string; confirmedAt: number }>;
   /** The bundle whose generated/distributed stages were counted (once per bundle, not per relay). */
   counted: string | null;
-  fetched: { relayId: string; revision: number; hash: string; fetchedAt: string } | null;
+  fetched: { relayId: string; revision: number; hash: string; fetchedAt: number } | null;
 }
+
+const NO_ERRORS: GenerationEvent['errors'] = [];
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** One bucket per second of the last minute. */
 class RateCounter {
@@ -117,7 +127,8 @@ function percentile(sorted: readonly number[], fraction: number): number | null 
 }
 
 /**
- * The pipeline as the generation and distribution events tell it, held in memory by the config
+ * The pipeline as the generation and distribution events tell it — one by one, or a batch at once
+ * from their summaries (what the config-service reads), to the same answers — held in memory by the config
  * service: each node's generation, failure and relays; each revision's progress; each relay's sync;
  * the lag of each stage over a window (a catch-up's apart); throughput. Pure: events in, answers out.
  */
@@ -131,7 +142,7 @@ export class PipelineView {
   private readonly samples = new Map<string, Sample[]>();
   private readonly relayState = new Map<
     string,
-    { revision: number; confirmedAt: string | null; undelivered: Set<string> }
+    { revision: number; confirmedAt: number | null; undelivered: Set<string> }
   >();
   private readonly generatedRate = new RateCounter();
   private readonly deliveredRate = new RateCounter();
@@ -151,75 +162,205 @@ export class PipelineView {
     this.changesRate.add(count, now);
   }
 
+  /** One node's `generation.result`. */
   generation(event: GenerationEvent, now = Date.now()): void {
-    const node = this.node(event.nodeId);
-    const previous = node.generation;
-    if (previous && event.revision < previous.revision) return;
-    node.generation = {
-      revision: event.revision,
-      outcome: event.outcome,
-      hash: event.hash,
-      at: new Date(now).toISOString(),
-      lastGoodRevision: event.outcome === 'failed' ? (previous?.lastGoodRevision ?? null) : event.revision,
-    };
-    this.failures.record([event], new Date(now));
-    this.newestGenerated = Math.max(this.newestGenerated, event.revision);
-    const progress = this.revision(event.revision);
-    progress[event.outcome]++;
-    if (event.outcome === 'generated') this.generatedRate.add(1, now);
-    if (event.outcome !== 'failed' && event.hash !== node.wanted) {
-      node.wanted = event.hash;
-      for (const relayId of this.servingPath(event.nodeId)) {
-        const relay = this.relay(relayId);
-        if (event.hash !== null && node.relays.get(relayId)?.hash !== event.hash)
-          relay.undelivered.add(event.nodeId);
-        else relay.undelivered.delete(event.nodeId);
-      }
-    }
+    const at = new Date(now).toISOString();
+    if (this.result(event.nodeId, event.revision, event.outcome, event.hash, event.errors, at))
+      this.generatedRate.add(1, now);
   }
 
+  /** A batch's `generation.result`s at once, as its summary tells them: the same as each one by one. */
+  generationSummary(summary: GenerationSummary, now = Date.now()): void {
+    const at = new Date(now).toISOString();
+    const errors =
+      summary.failures.length === 0
+        ? null
+        : new Map(summary.failures.map((failure) => [failure.nodeId, failure.errors]));
+    let generated = 0;
+    for (const [nodeId, outcome, hash] of summary.results)
+      if (
+        this.result(
+          nodeId,
+          summary.revision,
+          outcome,
+          hash,
+          outcome === 'failed' ? (errors?.get(nodeId) ?? NO_ERRORS) : NO_ERRORS,
+          at,
+        )
+      )
+        generated++;
+    if (generated > 0) this.generatedRate.add(generated, now);
+  }
+
+  /** One node's `distribution.confirmed` or `node.fetched`. */
   distribution(event: DistributionEvent, now = Date.now()): void {
-    const node = this.node(event.nodeId);
+    const committed = Date.parse(event.committedAt);
+    const catchUp = event.catchUp === true;
     if (event.type === 'node.fetched') {
-      if (node.fetched && node.fetched.revision > event.revision) return;
-      node.fetched = {
-        relayId: event.relayId,
-        revision: event.revision,
-        hash: event.hash,
-        fetchedAt: event.fetchedAt,
-      };
-      this.sample('fetched', event.catchUp ? 'catchup' : 'steady', event.lagMs, now);
+      const fetchedAt = Date.parse(event.fetchedAt);
+      this.fetched(
+        event.relayId,
+        event.nodeId,
+        event.revision,
+        event.hash,
+        fetchedAt,
+        catchUp,
+        event.lagMs,
+        now,
+      );
       return;
     }
-    const held = node.relays.get(event.relayId);
-    if (held && held.revision > event.revision) return;
-    node.relays.set(event.relayId, {
-      revision: event.revision,
-      hash: event.hash,
-      confirmedAt: event.confirmedAt,
-    });
-    const relay = this.relay(event.relayId);
-    relay.revision = Math.max(relay.revision, event.revision);
-    relay.confirmedAt = event.confirmedAt;
-    if (node.wanted === null || node.wanted === event.hash) relay.undelivered.delete(event.nodeId);
-    const progress = this.revision(event.revision);
-    progress.relays.set(event.relayId, (progress.relays.get(event.relayId) ?? 0) + 1);
-    this.deliveredRate.add(1, now);
-    const phase = event.catchUp ? 'catchup' : 'steady';
-    const committed = Date.parse(event.committedAt);
-    if (node.counted !== event.hash) {
-      node.counted = event.hash;
-      this.sample('generated', phase, Date.parse(event.generatedAt) - committed, now);
-      this.sample('distributed', phase, Date.parse(event.distributedAt) - committed, now);
+    const confirmed = this.confirmed(
+      event.relayId,
+      event.nodeId,
+      event.revision,
+      event.hash,
+      committed,
+      Date.parse(event.generatedAt),
+      Date.parse(event.distributedAt),
+      Date.parse(event.confirmedAt),
+      catchUp,
+      now,
+    );
+    if (confirmed) this.deliveredRate.add(1, now);
+  }
+
+  /** A batch's distribution events at once, as its summary tells them: the same as each one by one. */
+  distributionSummary(summary: DistributionSummary, now = Date.now()): void {
+    let delivered = 0;
+    for (const [
+      relayId,
+      nodeId,
+      revision,
+      hash,
+      committed,
+      generated,
+      distributed,
+      confirmed,
+      catchUp,
+    ] of summary.confirmed)
+      if (
+        this.confirmed(
+          relayId,
+          nodeId,
+          revision,
+          hash,
+          committed,
+          generated,
+          distributed,
+          confirmed,
+          catchUp,
+          now,
+        )
+      )
+        delivered++;
+    if (delivered > 0) this.deliveredRate.add(delivered, now);
+    for (const [relayId, nodeId, revision, hash, committed, fetchedAt, catchUp] of summary.fetched)
+      this.fetched(
+        relayId,
+        nodeId,
+        revision,
+        hash,
+        fetchedAt,
+        catchUp,
+        Math.max(0, fetchedAt - committed),
+        now,
+      );
+  }
+
+  /** A node's generation result; true when it was newer than the one held (and counted). */
+  private result(
+    nodeId: string,
+    revision: number,
+    outcome: GenerationEvent['outcome'],
+    hash: string | null,
+    errors: GenerationEvent['errors'],
+    at: string,
+  ): boolean {
+    const node = this.node(nodeId);
+    const previous = node.generation;
+    if (previous && revision < previous.revision) return false;
+    node.generation = {
+      revision,
+      outcome,
+      hash,
+      at,
+      lastGoodRevision: outcome === 'failed' ? (previous?.lastGoodRevision ?? null) : revision,
+    };
+    this.failures.result(nodeId, revision, outcome, hash, errors, at);
+    if (revision > this.newestGenerated) this.newestGenerated = revision;
+    const progress = this.revision(revision);
+    progress[outcome]++;
+    if (outcome !== 'failed' && hash !== node.wanted) {
+      node.wanted = hash;
+      for (const relayId of this.servingPath(nodeId)) {
+        const relay = this.relay(relayId);
+        if (hash !== null && node.relays.get(relayId)?.hash !== hash) relay.undelivered.add(nodeId);
+        else relay.undelivered.delete(nodeId);
+      }
     }
-    this.sample('relay', phase, Date.parse(event.confirmedAt) - committed, now);
+    return outcome === 'generated';
+  }
+
+  /** A relay's confirmation of a node's bundle (times in epoch ms); true when it was not older than the one held. */
+  private confirmed(
+    relayId: string,
+    nodeId: string,
+    revision: number,
+    hash: string,
+    committed: number,
+    generatedAt: number,
+    distributedAt: number,
+    confirmedAt: number,
+    catchUp: boolean,
+    now: number,
+  ): boolean {
+    const node = this.node(nodeId);
+    const held = node.relays.get(relayId);
+    if (held && held.revision > revision) return false;
+    if (held) {
+      held.revision = revision;
+      held.hash = hash;
+      held.confirmedAt = confirmedAt;
+    } else node.relays.set(relayId, { revision, hash, confirmedAt });
+    const relay = this.relay(relayId);
+    if (revision > relay.revision) relay.revision = revision;
+    relay.confirmedAt = confirmedAt;
+    if (node.wanted === null || node.wanted === hash) relay.undelivered.delete(nodeId);
+    const progress = this.revision(revision);
+    progress.relays.set(relayId, (progress.relays.get(relayId) ?? 0) + 1);
+    const phase = catchUp ? 'catchup' : 'steady';
+    if (node.counted !== hash) {
+      node.counted = hash;
+      this.sample('generated', phase, generatedAt - committed, now);
+      this.sample('distributed', phase, distributedAt - committed, now);
+    }
+    this.sample('relay', phase, confirmedAt - committed, now);
+    return true;
+  }
+
+  /** A node fetched a bundle from its relay (fetchedAt in epoch ms). */
+  private fetched(
+    relayId: string,
+    nodeId: string,
+    revision: number,
+    hash: string,
+    fetchedAt: number,
+    catchUp: boolean,
+    lagMs: number,
+    now: number,
+  ): void {
+    const node = this.node(nodeId);
+    if (node.fetched && node.fetched.revision > revision) return;
+    node.fetched = { relayId, revision, hash, fetchedAt };
+    this.sample('fetched', catchUp ? 'catchup' : 'steady', lagMs, now);
   }
 
   nodeStatus(nodeId: string, revision: number, known: boolean): NodeStatus | null {
     const node = this.nodes.get(nodeId);
     if (!node && !known) return null;
     const failure = this.failures.of(nodeId);
-    const confirmed = node?.relays ?? new Map();
+    const confirmed: NodeState['relays'] = node?.relays ?? new Map();
     return {
       nodeId,
       revision,
@@ -240,11 +381,19 @@ export class PipelineView {
           relayId,
           revision: held?.revision ?? null,
           hash: held?.hash ?? null,
-          confirmedAt: held?.confirmedAt ?? null,
+          confirmedAt: held ? iso(held.confirmedAt) : null,
           current: held !== undefined && held.hash === node?.wanted,
         };
       }),
-      fetched: node?.fetched ? { ...node.fetched, current: node.fetched.hash === node.wanted } : null,
+      fetched: node?.fetched
+        ? {
+            relayId: node.fetched.relayId,
+            revision: node.fetched.revision,
+            hash: node.fetched.hash,
+            fetchedAt: iso(node.fetched.fetchedAt),
+            current: node.fetched.hash === node.wanted,
+          }
+        : null,
     };
   }
 
@@ -274,7 +423,7 @@ export class PipelineView {
         parentId,
         revision: state?.revision ?? 0,
         behind: state?.undelivered.size ?? 0,
-        confirmedAt: state?.confirmedAt ?? null,
+        confirmedAt: state?.confirmedAt == null ? null : iso(state.confirmedAt),
         nodes: nodesOf(relayId),
       };
     });

@@ -20,7 +20,7 @@ function integer(name: string, text: string | undefined, min: number, max: numbe
 }
 
 /**
- * Where the pipeline stands, from the generation and distribution events: a node's way (generated,
+ * Where the pipeline stands, from the pipeline summaries (the generation and distribution events a batch at a time): a node's way (generated,
  * on each relay, its failure), the failing nodes, a revision's progress, the relays' sync, the
  * consumer groups' lag, the lag of each stage — and all of it live, as server-sent events.
  */

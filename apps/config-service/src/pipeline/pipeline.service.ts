@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { explainNode } from '@policygen/engine';
 import type { NodeExplanation } from '@policygen/engine';
-import { TOPICS, parseEvent } from '@policygen/events';
+import { readPipelineSummary } from '@policygen/events';
 import type { FailureQuery, NodeFailure, TopicNames } from '@policygen/events';
 import type { GroupMember, MessageConsumer, Messaging } from '@policygen/messaging';
 import type { GroupLag, ReadinessCheck, ServiceShellOptions } from '@policygen/service-kit';
@@ -59,9 +59,10 @@ const FOLLOWER_GROUP_PREFIX = 'policygen-config-pipeline.';
 const STATUS_FRESH_MS = 900;
 
 /**
- * The pipeline seen from the config API: it follows the generation and distribution events from the
- * start of their topics (in a consumer group of this process's own) into a `PipelineView`, and
- * answers for nodes, failures, revisions, relays, consumer groups and lag.
+ * The pipeline seen from the config API: it follows the pipeline summaries — one per batch the
+ * generators and the distribution-service published, never the per-node events — from the start of
+ * their topic (in a consumer group of this process's own) into a `PipelineView`, and answers for
+ * nodes, failures, revisions, relays, consumer groups and lag.
  */
 @Injectable()
 export class PipelineService implements OnModuleInit, OnModuleDestroy {
@@ -72,6 +73,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
   private groups: string[] = [];
   private relayCounts: { readonly revision: number; readonly counts: Map<string, number> } | null = null;
   private statusCache: { readonly at: number; readonly value: Promise<PipelineStatus> } | null = null;
+  private readonly summaries: Counter<'result'>;
   readonly view: PipelineView;
   /** Not ready until the events that were there at start are read. */
   readonly readiness: ReadinessCheck;
@@ -98,8 +100,14 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
           .flatMap((group) => group.partitions)
           .reduce((sum, partition) => sum + partition.lag, 0);
       },
-      'generation and distribution events',
+      'pipeline summaries',
     );
+    this.summaries = new Counter({
+      name: 'policygen_config_pipeline_summaries_total',
+      help: 'Pipeline summaries this instance read, by type (generation.summary, distribution.summary), and those it could not read (unreadable)',
+      labelNames: ['result'],
+      registers: [shell.registry],
+    });
     const changes = new Counter({
       name: 'policygen_config_changes_total',
       help: 'Change sets committed by this instance',
@@ -124,42 +132,45 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    const { topics, partitions } = this.settings;
+    const { topics } = this.settings;
     const admin = await this.messaging.createAdmin();
     try {
-      await admin.createTopics([
-        { name: topics.generationEvents, partitions },
-        { name: topics.distributionEvents, partitions },
-      ]);
+      await admin.createTopics([{ name: topics.pipelineSummaries, partitions: 1 }]);
     } finally {
       await admin.close();
     }
     this.groups = [this.groupId];
+    // The summaries only: one message per batch the generators and the distribution published,
+    // never the per-node events (what the config-service spends does not grow with a change's nodes).
     const consumer = await this.messaging.createConsumer({
       groupId: this.groupId,
-      topics: [topics.generationEvents, topics.distributionEvents],
+      topics: [topics.pipelineSummaries],
       fromBeginning: true,
-      concurrentPartitions: 4,
     });
-    let unreadable = 0;
     await consumer.start(async (batch) => {
       const now = Date.now();
+      let unreadable = 0;
       for (const message of batch.messages) {
-        const text = message.value.toString('utf8');
-        if (batch.topic === topics.generationEvents) {
-          const parsed = parseEvent(TOPICS.generationEvents, text);
-          if (parsed.ok) this.view.generation(parsed.event, now);
-          else unreadable++;
-        } else {
-          const parsed = parseEvent(TOPICS.distributionEvents, text);
-          if (parsed.ok) this.view.distribution(parsed.event, now);
-          else unreadable++;
+        const parsed = readPipelineSummary(message.value.toString('utf8'));
+        if (!parsed.ok) {
+          unreadable++;
+          this.summaries.inc({ result: 'unreadable' });
+          if (unreadable === 1)
+            this.logger.warn(
+              `an unreadable pipeline summary left out of the pipeline status: ${parsed.issues
+                .slice(0, 3)
+                .map((issue) => `${issue.path}: ${issue.message}`)
+                .join('; ')}`,
+            );
+          continue;
         }
+        const { summary } = parsed;
+        if (summary.type === 'generation.summary') this.view.generationSummary(summary, now);
+        else this.view.distributionSummary(summary, now);
+        this.summaries.inc({ result: summary.type });
       }
-      if (unreadable > 0) {
-        this.logger.warn(`${unreadable} unreadable event(s) left out of the pipeline status`);
-        unreadable = 0;
-      }
+      if (unreadable > 1)
+        this.logger.warn(`${unreadable} unreadable pipeline summaries left out of the pipeline status`);
     });
     this.consumer = consumer;
   }

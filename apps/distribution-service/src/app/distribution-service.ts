@@ -88,6 +88,7 @@ export async function startDistributionService(
       { name: topics.nodeBundles, partitions: options.partitions },
       { name: `${topics.nodeBundles}.dlq`, partitions: 1 },
       { name: topics.distributionEvents, partitions: options.partitions },
+      { name: topics.pipelineSummaries, partitions: 1 },
       { name: topics.latestBundles, partitions: options.partitions, config: LATEST_BUNDLES_TOPIC_CONFIG },
       // Where bundles the cache cannot complete are asked for again (the generator's topic).
       { name: topics.generationRequests, partitions: options.partitions },
@@ -200,7 +201,7 @@ export async function startDistributionService(
       },
       {
         provide: CONFIRMATION_SINK,
-        useValue: new ConfirmationPublisher(producer, topics.distributionEvents, registry, logger),
+        useValue: new ConfirmationPublisher(producer, topics, registry, logger),
       },
       { provide: DEAD_LETTERS, useValue: deadLetters },
     ],

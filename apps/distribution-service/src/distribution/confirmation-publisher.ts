@@ -1,22 +1,28 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Histogram, Registry } from 'prom-client';
 import type { Confirmation, ConfirmationSink } from '@policygen/distribution';
-import type { DistributionEvent, NodeFetchedEvent } from '@policygen/events';
+import type { DistributionEvent, NodeFetchedEvent, TopicNames } from '@policygen/events';
+import { distributionSummaries } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { pipelineLagHistogram } from '@policygen/service-kit';
+
+/** The key of the distribution-service's summaries on the pipeline-summaries topic. */
+export const DISTRIBUTION_SUMMARY_KEY = 'distribution';
 
 /**
  * The root's end of the confirmations relays pass up: one `distribution.confirmed` event each
  * (keyed by relay), and the pipeline's lag per stage from the revision's commit — generated,
  * written to the root feed, on the relay — a catch-up's bundles apart from a change's own. Fetch
  * reports (a node fetched its bundle) become `node.fetched` events; their lag is the relay's metric.
+ * Each batch's events also go out as one `distribution.summary` (pipeline summaries topic).
  */
 export class ConfirmationPublisher implements ConfirmationSink {
   private readonly lag: Histogram<'stage' | 'phase' | 'relay'>;
 
   constructor(
     private readonly producer: MessageProducer,
-    private readonly topic: string,
+    private readonly topics: Pick<TopicNames, 'distributionEvents' | 'pipelineSummaries'>,
     registry: Registry,
     private readonly logger: Logger,
   ) {
@@ -46,8 +52,16 @@ export class ConfirmationPublisher implements ConfirmationSink {
       };
     });
     await this.producer.send(
-      this.topic,
+      this.topics.distributionEvents,
       events.map((event) => ({ key: event.relayId, value: JSON.stringify(event) })),
+    );
+    // The same events, a batch a message, for those who follow the whole pipeline (the config API).
+    await this.producer.send(
+      this.topics.pipelineSummaries,
+      distributionSummaries(events, { batchId: randomUUID() }).map((summary) => ({
+        key: DISTRIBUTION_SUMMARY_KEY,
+        value: JSON.stringify(summary),
+      })),
     );
     this.logger.debug({ confirmations: events.length }, 'relay confirmations published');
   }

@@ -76,6 +76,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       { name: `${topics.generationRequests}.dlq`, partitions: 1 },
       { name: topics.nodeBundles, partitions: options.partitions },
       { name: topics.generationEvents, partitions: options.partitions },
+      { name: topics.pipelineSummaries, partitions: 1 },
     ]);
     // The topic may predate this instance's settings: ownership follows the topic as it is.
     requestPartitions = await admin.partitionCount(topics.generationRequests);

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { BundleCache, NodeBundleRecord } from '@policygen/cache';
 import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH } from '@policygen/sdk';
 import type { BundleEntry, NodeBundle, NodeError, StoredDigests } from '@policygen/engine';
 import { GENERATED_AT_FILE, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/events';
+import { generationSummaries } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
 import type { NodeOutcome } from './node-outcome';
@@ -10,6 +12,9 @@ import { RecentDigests } from './recent-digests';
 
 /** How long the cache keeps a blob no bundle names (the generator's default). */
 export const DEFAULT_CACHE_BLOB_GRACE_MS = 3_600_000;
+
+/** The key of the generators' summaries on the pipeline-summaries topic. */
+export const GENERATION_SUMMARY_KEY = 'generation';
 
 /** The error of a node whose bundle event the bus refused as too large: it keeps its last bundle. */
 export const BUNDLE_TOO_LARGE = 'BUNDLE_TOO_LARGE';
@@ -52,8 +57,8 @@ const SILENT: PublisherObserver = {
 
 /**
  * Turns computed nodes into the generator's outputs: file contents into the cache (once each),
- * `node.bundle` / `node.deleted` events, the cache's node records, and a `generation.result` per
- * node. A bundle is published only when its hash differs from the one the cache holds, so a
+ * `node.bundle` / `node.deleted` events, the cache's node records, a `generation.result` per
+ * node, and the slice's `generation.summary` (the same results, one message). A bundle is published only when its hash differs from the one the cache holds, so a
  * restart or a rebalance republishes nothing that consumers already have. The event goes out
  * before the cache records the hash: a crash in between republishes, it never loses. Events carry
  * digests only (the manifest too is a blob): an event's size does not grow with a node's policies.
@@ -167,6 +172,14 @@ export class BundlePublisher {
       this.topics.generationEvents,
       results.map((event) => message(event.nodeId, event)),
     );
+    // The same results, a batch a message, for those who follow the whole pipeline (the config API).
+    if (results.length > 0)
+      await this.producer.send(
+        this.topics.pipelineSummaries,
+        generationSummaries(stamp, results, { batchId: randomUUID() }).map((summary) =>
+          message(GENERATION_SUMMARY_KEY, summary),
+        ),
+      );
     this.observer.resultsPublished(results);
     return summary;
   }

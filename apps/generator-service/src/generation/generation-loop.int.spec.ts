@@ -84,6 +84,7 @@ describe('GenerationLoop', () => {
     await admin.createTopics([
       { name: topics.nodeBundles, partitions: 2 },
       { name: topics.generationEvents, partitions: 2 },
+      { name: topics.pipelineSummaries, partitions: 1 },
     ]);
     await admin.close();
     producer = new FlakyProducer(await messaging.createProducer({ idempotent: true }));
@@ -210,6 +211,7 @@ describe('GenerationLoop, when the bus refuses', () => {
     await admin.createTopics([
       { name: topics.nodeBundles, partitions: 2, config: { 'max.message.bytes': String(limit) } },
       { name: topics.generationEvents, partitions: 2 },
+      { name: topics.pipelineSummaries, partitions: 1 },
     ]);
     await admin.close();
     consumer = await messaging.createConsumer({

@@ -70,6 +70,15 @@ const DOCS: Readonly<Record<Topic, TopicDoc>> = {
     producers: 'distribution-service',
     config: LATEST_BUNDLES_TOPIC_CONFIG,
   },
+  [TOPICS.pipelineSummaries]: {
+    name: 'pipelineSummaries',
+    title: 'Pipeline summaries',
+    summary:
+      "One compact summary per batch: the generation results of a generator's slice (`generation.summary`: the batch's revision once, `[nodeId, outcome, hash]` per node, failures with their errors), or the confirmations and fetch reports of a batch the distribution-service published (`distribution.summary`: tuples, times in epoch ms). The per-node topics tell the same node by node; this one is for a consumer that follows the whole pipeline, as the config API does, at a cost per batch rather than per node.",
+    key: '`generation` or `distribution`: the stage that published it',
+    partitions: 1,
+    producers: 'generator-service and distribution-service',
+  },
 };
 
 /** Kafka binding 0.5.0's topicConfiguration: the settings it knows, typed as it wants them. */

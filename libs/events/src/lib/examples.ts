@@ -118,4 +118,58 @@ export const EVENT_EXAMPLES: {
       },
     },
   ],
+  [TOPICS.pipelineSummaries]: [
+    {
+      key: 'generation',
+      event: {
+        schemaVersion: 1,
+        type: 'generation.summary',
+        batchId: '0b9f6c1e-5d2a-4f3e-9a71-3c8d2e4f5a60',
+        revision: 12,
+        committedAt: AT,
+        generatedAt: LATER,
+        results: [
+          ['web-par-001', 'generated', HASH],
+          ['web-par-002', 'unchanged', HASH],
+          ['db-par-001', 'failed', null],
+        ],
+        failures: [
+          {
+            nodeId: 'db-par-001',
+            errors: [
+              {
+                code: 'MISSING_DEPENDENCY',
+                message: 'Could not find dependency Directive[dir-app] for Directive[cron-db-backup]',
+                directiveIds: ['cron-db-backup', 'dir-app'],
+              },
+            ],
+          },
+        ],
+      },
+    },
+    {
+      key: 'distribution',
+      event: {
+        schemaVersion: 1,
+        type: 'distribution.summary',
+        batchId: '5e2d7a90-1c4b-4e8f-b3a6-9d0f1e2c3b4a',
+        revision: 12,
+        publishedAt: LATER,
+        confirmed: [
+          [
+            'relay-eu',
+            'web-par-001',
+            12,
+            HASH,
+            Date.parse(AT),
+            Date.parse(AT) + 20,
+            Date.parse(AT) + 45,
+            Date.parse(LATER),
+            false,
+          ],
+        ],
+        fetched: [['relay-eu', 'web-par-001', 12, HASH, Date.parse(AT), Date.parse(LATER), false]],
+      },
+    },
+  ],
 };

@@ -33,29 +33,41 @@ export class NodeFailures {
 
   /** The results of a cycle's slice, as published. */
   record(events: readonly GenerationEvent[], now = new Date()): void {
-    for (const event of events) {
-      if (event.outcome !== 'failed') {
-        this.failures.delete(event.nodeId);
-        if (event.hash === null) this.lastGood.delete(event.nodeId);
-        else this.lastGood.set(event.nodeId, event.revision);
-        continue;
-      }
-      const first = event.errors[0];
-      const previous = this.failures.get(event.nodeId);
-      const code = first?.code ?? 'UNKNOWN';
-      const message = event.errors.map((error) => error.message).join('\n');
-      const same = previous !== undefined && previous.code === code && previous.message === message;
-      this.failures.set(event.nodeId, {
-        nodeId: event.nodeId,
-        code,
-        message,
-        directiveIds: unique(event.errors.flatMap((error) => error.directiveIds ?? [])),
-        ruleIds: unique(event.errors.flatMap((error) => error.ruleIds ?? [])),
-        sinceRevision: same ? previous.sinceRevision : event.revision,
-        since: same ? previous.since : now.toISOString(),
-        lastGoodRevision: this.lastGood.get(event.nodeId) ?? null,
-      });
+    const at = now.toISOString();
+    for (const event of events)
+      this.result(event.nodeId, event.revision, event.outcome, event.hash, event.errors, at);
+  }
+
+  /** One node's result, as its `generation.result` tells it (`at`: when it was told, ISO 8601). */
+  result(
+    nodeId: string,
+    revision: number,
+    outcome: GenerationEvent['outcome'],
+    hash: string | null,
+    errors: GenerationEvent['errors'],
+    at: string,
+  ): void {
+    if (outcome !== 'failed') {
+      this.failures.delete(nodeId);
+      if (hash === null) this.lastGood.delete(nodeId);
+      else this.lastGood.set(nodeId, revision);
+      return;
     }
+    const first = errors[0];
+    const previous = this.failures.get(nodeId);
+    const code = first?.code ?? 'UNKNOWN';
+    const message = errors.map((error) => error.message).join('\n');
+    const same = previous !== undefined && previous.code === code && previous.message === message;
+    this.failures.set(nodeId, {
+      nodeId,
+      code,
+      message,
+      directiveIds: unique(errors.flatMap((error) => error.directiveIds ?? [])),
+      ruleIds: unique(errors.flatMap((error) => error.ruleIds ?? [])),
+      sinceRevision: same ? previous.sinceRevision : revision,
+      since: same ? previous.since : at,
+      lastGoodRevision: this.lastGood.get(nodeId) ?? null,
+    });
   }
 
   /** Nodes gone from the fleet, or from this instance's share: neither failing nor served here. */

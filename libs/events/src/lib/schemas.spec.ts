@@ -105,6 +105,33 @@ const VALID: Record<Topic, Record<string, unknown>[]> = {
       manifestSha256: DIGEST,
     },
   ],
+  [TOPICS.pipelineSummaries]: [
+    {
+      schemaVersion: 1,
+      type: 'generation.summary',
+      batchId: 'b1',
+      revision: 7,
+      committedAt: AT,
+      generatedAt: AT,
+      catchUp: true,
+      results: [
+        ['n1', 'generated', HASH],
+        ['n2', 'failed', null],
+      ],
+      failures: [
+        { nodeId: 'n2', errors: [{ code: 'DEPENDENCY_CYCLE', message: 'Found 1 dependency cycle' }] },
+      ],
+    },
+    {
+      schemaVersion: 1,
+      type: 'distribution.summary',
+      batchId: 'b2',
+      revision: 7,
+      publishedAt: AT,
+      confirmed: [['relay-eu', 'n1', 7, HASH, 1_000, 1_020, 1_045, 1_120, false]],
+      fetched: [['relay-eu', 'n1', 7, HASH, 1_000, 1_500, true]],
+    },
+  ],
 };
 
 const BREAKS: readonly [string, (event: Record<string, unknown>) => Record<string, unknown>][] = [
@@ -173,6 +200,34 @@ describe('latest bundle records', () => {
       ajv.getSchema(String(published(TOPICS.latestBundles)['$id'])) ??
       ajv.compile(published(TOPICS.latestBundles));
     expect(validate(deleted)).toBe(false);
+  });
+});
+
+describe('pipeline summaries', () => {
+  const validate = (): ReturnType<typeof ajv.compile> =>
+    ajv.getSchema(String(published(TOPICS.pipelineSummaries)['$id'])) ??
+    ajv.compile(published(TOPICS.pipelineSummaries));
+  const [generation, distribution] = VALID[TOPICS.pipelineSummaries] as [
+    Record<string, unknown>,
+    Record<string, unknown>,
+  ];
+
+  it.each([
+    ['a result that is not [nodeId, outcome, hash]', { ...generation, results: [['n1', 'generated']] }],
+    ['an unknown outcome', { ...generation, results: [['n1', 'lost', HASH]] }],
+    ['a hash that is not one', { ...generation, results: [['n1', 'generated', 'abc']] }],
+    ['a failure without errors', { ...generation, failures: [{ nodeId: 'n2' }] }],
+    [
+      'a confirmation with a time that is not epoch ms',
+      { ...distribution, confirmed: [['relay-eu', 'n1', 7, HASH, AT, 1, 2, 3, false]] },
+    ],
+    [
+      'a fetch report one field short',
+      { ...distribution, fetched: [['relay-eu', 'n1', 7, HASH, 1_000, 1_500]] },
+    ],
+  ])('refuse %s, in the published schema and the code alike', (_name, broken) => {
+    expect(validate()(broken)).toBe(false);
+    expect(parseEvent(TOPICS.pipelineSummaries, broken).ok).toBe(false);
   });
 });
 

@@ -168,6 +168,71 @@ export const distributionEventSchema = z.discriminatedUnion('type', [
   nodeFetchedEventSchema,
 ]);
 
+const epochMs = z.number().int().nonnegative();
+const batchId = z.string().min(1);
+
+/**
+ * The `generation.result` events of one batch the generator published (a slice of a cycle), in one
+ * message: the batch's fields once, each node as a `[nodeId, outcome, hash]` tuple in the order of
+ * its event, and the failed nodes' errors in full (failures are rare). A batch too large for one
+ * message is split into several summaries of the same revision.
+ */
+export const generationSummarySchema = z.object({
+  schemaVersion,
+  type: z.literal('generation.summary'),
+  /** Unique per summary: a redelivered summary has the id it had. */
+  batchId,
+  revision,
+  committedAt: timestamp,
+  /** When the generator published the batch. */
+  generatedAt: timestamp,
+  catchUp: z.boolean().optional(),
+  /** `[nodeId, outcome, hash]` per node, as its `generation.result` tells (hash: the bundle served, null if none). */
+  results: z.array(z.tuple([nodeId, z.enum(['generated', 'unchanged', 'failed']), bundleHash.nullable()])),
+  /** The errors of each failed node of `results`. */
+  failures: z.array(z.object({ nodeId, errors: z.array(nodeError) })),
+});
+
+/**
+ * The `distribution.confirmed` and `node.fetched` events of one batch the distribution-service
+ * published (the confirmations a relay passed up), in one message, times as epoch milliseconds.
+ * Each list keeps the order of its events.
+ */
+export const distributionSummarySchema = z.object({
+  schemaVersion,
+  type: z.literal('distribution.summary'),
+  batchId,
+  /** The newest revision of a bundle the batch confirms or reports fetched. */
+  revision,
+  /** When the distribution-service published the batch. */
+  publishedAt: timestamp,
+  /**
+   * `[relayId, nodeId, revision, hash, committedAtMs, generatedAtMs, distributedAtMs, confirmedAtMs,
+   * catchUp]` per `distribution.confirmed`.
+   */
+  confirmed: z.array(
+    z.tuple([
+      z.string().min(1),
+      nodeId,
+      revision,
+      bundleHash,
+      epochMs,
+      epochMs,
+      epochMs,
+      epochMs,
+      z.boolean(),
+    ]),
+  ),
+  /** `[relayId, nodeId, revision, hash, committedAtMs, fetchedAtMs, catchUp]` per `node.fetched`. */
+  fetched: z.array(z.tuple([z.string().min(1), nodeId, revision, bundleHash, epochMs, epochMs, z.boolean()])),
+});
+
+/** The pipeline's batches, summarised: what the per-node generation and distribution events tell, a batch a message. */
+export const pipelineSummarySchema = z.discriminatedUnion('type', [
+  generationSummarySchema,
+  distributionSummarySchema,
+]);
+
 export type ConfigChangeEvent = z.infer<typeof configChangeEventSchema>;
 export type GenerationRequest = z.infer<typeof generationRequestSchema>;
 export type NodeBundleEvent = z.infer<typeof nodeBundleEventSchema>;
@@ -176,6 +241,9 @@ export type GenerationEvent = z.infer<typeof generationEventSchema>;
 export type DistributionEvent = z.infer<typeof distributionEventSchema>;
 export type DistributionConfirmedEvent = z.infer<typeof distributionConfirmedEventSchema>;
 export type NodeFetchedEvent = z.infer<typeof nodeFetchedEventSchema>;
+export type GenerationSummary = z.infer<typeof generationSummarySchema>;
+export type DistributionSummary = z.infer<typeof distributionSummarySchema>;
+export type PipelineSummary = z.infer<typeof pipelineSummarySchema>;
 
 /** The schema of each topic's messages. */
 export const EVENT_SCHEMAS = {
@@ -186,6 +254,7 @@ export const EVENT_SCHEMAS = {
   [TOPICS.distributionEvents]: distributionEventSchema,
   // A tombstone (no value) is a node's deletion; every value is its latest bundle.
   [TOPICS.latestBundles]: bundleEventSchema,
+  [TOPICS.pipelineSummaries]: pipelineSummarySchema,
 } as const satisfies Record<Topic, z.ZodType>;
 
 export interface EventOf {
@@ -195,6 +264,7 @@ export interface EventOf {
   [TOPICS.generationEvents]: GenerationEvent;
   [TOPICS.distributionEvents]: DistributionEvent;
   [TOPICS.latestBundles]: BundleEvent;
+  [TOPICS.pipelineSummaries]: PipelineSummary;
 }
 
 export type EventParse<T extends Topic> =

@@ -10,6 +10,12 @@ export const TOPICS = {
    * node left the fleet. Read from the beginning, it is the fleet's current state.
    */
   latestBundles: 'policygen.node-bundles.latest.v1',
+  /**
+   * One compact summary per batch the generator published (its slice's results) and per batch of
+   * relay confirmations the distribution-service published: the per-node events' content, a batch a
+   * message, for a consumer that follows the whole pipeline (the config API) rather than each node.
+   */
+  pipelineSummaries: 'policygen.pipeline.summaries.v1',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];

@@ -27,6 +27,10 @@ export function eventIdentity(event: AnyEvent): EventIdentity {
     case 'node.deleted':
       // One subject: a node's deletion is newer than its bundles of earlier revisions.
       return { key: `node:${event.nodeId}`, revision: event.revision };
+    case 'generation.summary':
+    case 'distribution.summary':
+      // A batch, not a subject's state: the same summary again is a duplicate, another one is not.
+      return { key: `${event.type}:${event.batchId}`, revision: event.revision };
     default:
       return { key: `${event.type}:${event.nodeId}`, revision: event.revision };
   }
