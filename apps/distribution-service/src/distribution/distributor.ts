@@ -285,8 +285,7 @@ export class Distributor {
     if (absent.size === 0) return new Set();
     const incomplete = events.filter(
       (event): event is BundleEvent =>
-        event.type === 'node.bundle' &&
-        heldFilesOf(event).some((file) => absent.has(file.sha256)),
+        event.type === 'node.bundle' && heldFilesOf(event).some((file) => absent.has(file.sha256)),
     );
     if (incomplete.length > 0) {
       this.options.logger.warn(

@@ -134,7 +134,10 @@ export class BundlePublisher {
       } else if (outcome.forced || result.hash !== heldHash) {
         summary.generated++;
         bundles.push(
-          this.published(outcome.bundle ?? materialise(outcome.nodeId, outcome.generatedAt), outcome.generatedAt),
+          this.published(
+            outcome.bundle ?? materialise(outcome.nodeId, outcome.generatedAt),
+            outcome.generatedAt,
+          ),
         );
         event('generated', result.hash);
       } else {
@@ -253,7 +256,9 @@ export class BundlePublisher {
       this.part(MANIFEST_PROPERTIES_PATH, parts.properties),
     ];
     for (const file of bundle.files)
-      files.push(file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE ? withoutContent(file) : file);
+      files.push(
+        file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE ? withoutContent(file) : file,
+      );
     return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files };
   }
 
@@ -271,7 +276,10 @@ export class BundlePublisher {
   private readonly partDigests = new Map<string, string>();
 
   /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
-  private async storeBlobs(bundles: readonly PublishedBundle[], forced: ReadonlySet<string>): Promise<number> {
+  private async storeBlobs(
+    bundles: readonly PublishedBundle[],
+    forced: ReadonlySet<string>,
+  ): Promise<number> {
     const fresh = new Map<string, string>();
     let known = 0;
     this.storedBlobs.tick();

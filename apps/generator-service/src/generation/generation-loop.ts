@@ -367,7 +367,11 @@ export class GenerationLoop {
       // An asked-for node's files all go to the cache again: a consumer found some missing there.
       const regeneration = forced.has(nodeId)
         ? engine.regenerateNode(nodeId, { materialise: true, generatedAt })
-        : engine.regenerateNode(nodeId, { materialise: true, generatedAt, stored: this.options.publisher.stored });
+        : engine.regenerateNode(nodeId, {
+            materialise: true,
+            generatedAt,
+            stored: this.options.publisher.stored,
+          });
       const finished = performance.now();
       outcomes.push({
         nodeId,

@@ -3,7 +3,6 @@ import { GENERATED_AT_FILE, MANIFEST_FILE, manifestFromParts } from '@policygen/
 import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH, isManifestPartPath } from '@policygen/sdk';
 import type { FeedBundle, FeedFile } from './feed';
 
-
 /**
  * Two files of every bundle are the node's own — its manifest (its id, revision, file list and
  * hash) and its generation time — so each node change used to move a new blob of each, ~10 KB in
