@@ -118,10 +118,16 @@ describe('BlobReferences.replace (a node changing only the files that differ)', 
         for (const [index, [node, { path, files, filePaths }]] of changes.entries()) {
           const entry = { ...entryOf(index + 1, [], files, filePaths), path: paths[path] ?? [] };
           const previous = latest.get(node);
-          shortcut.replace(previous, entry);
+          const before = new Set(DIGESTS.filter((digest) => shortcut.referencedBelow(digest, null)));
+          const fresh: string[] = [];
+          shortcut.replace(previous, entry, fresh);
           if (previous) plain.remove(previous);
           plain.add(entry);
           latest.set(node, entry);
+          // Every digest named now and not before is told fresh, and only digests named now.
+          const after = DIGESTS.filter((digest) => shortcut.referencedBelow(digest, null));
+          expect(fresh).toEqual(expect.arrayContaining(after.filter((digest) => !before.has(digest))));
+          expect(after).toEqual(expect.arrayContaining(fresh));
         }
         for (const digest of DIGESTS)
           for (const relay of [...RELAYS, null])

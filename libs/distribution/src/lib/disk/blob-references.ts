@@ -18,12 +18,13 @@ export class BlobReferences {
   /** How many files of the latest bundles served nowhere name each blob (the root keeps those too). */
   private readonly unserved = new Map<string, number>();
 
-  add(entry: FeedEntry): void {
+  /** Counts the entry's files; `fresh` is given the digests no served bundle named before. */
+  add(entry: FeedEntry, fresh?: string[]): void {
     if (!entry.bundle) return;
     if (entry.path.length === 0)
       for (const file of entry.bundle.files)
         this.unserved.set(file.sha256, (this.unserved.get(file.sha256) ?? 0) + 1);
-    else for (const file of entry.bundle.files) this.addDigest(file.sha256, entry.path);
+    else for (const file of entry.bundle.files) this.addDigest(file.sha256, entry.path, fresh);
   }
 
   remove(entry: FeedEntry): void {
@@ -43,12 +44,12 @@ export class BlobReferences {
    * down and up again was most of the cost of indexing an entry. Files are paired by position
    * (bundles list them sorted by path); an equal pair cancels out, whatever else is paired.
    */
-  replace(previous: FeedEntry | undefined, entry: FeedEntry): void {
+  replace(previous: FeedEntry | undefined, entry: FeedEntry, fresh?: string[]): void {
     const before = previous?.bundle;
     const after = entry.bundle;
     if (!previous || !before || !after || previous.path !== entry.path || entry.path.length === 0) {
       if (previous) this.remove(previous);
-      this.add(entry);
+      this.add(entry, fresh);
       return;
     }
     const path = entry.path;
@@ -60,18 +61,20 @@ export class BlobReferences {
       if (old !== fresh && old.sha256 !== fresh.sha256) (changed ??= []).push(index);
     }
     // Added before removed: a digest that only moves within the bundle is never dropped and made again.
-    for (const index of changed ?? []) this.addDigest((after.files[index] as FeedFile).sha256, path);
+    for (const index of changed ?? []) this.addDigest((after.files[index] as FeedFile).sha256, path, fresh);
     for (let index = common; index < after.files.length; index++)
-      this.addDigest((after.files[index] as FeedFile).sha256, path);
+      this.addDigest((after.files[index] as FeedFile).sha256, path, fresh);
     for (const index of changed ?? []) this.removeDigest((before.files[index] as FeedFile).sha256, path);
     for (let index = common; index < before.files.length; index++)
       this.removeDigest((before.files[index] as FeedFile).sha256, path);
   }
 
-  private addDigest(sha256: string, path: readonly string[]): void {
+  private addDigest(sha256: string, path: readonly string[], fresh?: string[]): void {
     const held = this.byDigest.get(sha256);
-    if (held === undefined) this.byDigest.set(sha256, { path, count: 1 });
-    else if (held instanceof Map) {
+    if (held === undefined) {
+      this.byDigest.set(sha256, { path, count: 1 });
+      fresh?.push(sha256);
+    } else if (held instanceof Map) {
       const counted = held.get(path);
       if (counted) counted.count++;
       else held.set(path, { path, count: 1 });

@@ -24,10 +24,14 @@ export interface FeedLogOptions {
 }
 
 /** A latest entry and where its line lies in the file (`at` -1: the entry is not its line as written). */
+const NO_DIGESTS: readonly string[] = [];
+
 interface Held {
   readonly entry: FeedEntry;
   at: number;
   length: number;
+  /** The digests no served bundle named before this entry (new with it, most likely its own). */
+  readonly fresh: readonly string[];
 }
 
 /** The entries of a slice as the bytes of a JSON array's elements, comma separated. */
@@ -195,6 +199,11 @@ export class FeedLog {
     return this.references.referencedBelow(digest, relayId);
   }
 
+  /** The digests first named by the entry at `seq` (no served bundle named them before it); none when superseded. */
+  freshDigests(seq: number): readonly string[] {
+    return this.entriesBySeq.get(seq)?.fresh ?? [];
+  }
+
   /** Whether one file of one latest bundle alone names the blob (a node's own, new with it, most likely). */
   soleReference(digest: string): boolean {
     return this.references.soleReference(digest);
@@ -353,9 +362,15 @@ export class FeedLog {
       this.entriesBySeq.delete(previous.seq);
       this.superseded++;
     }
-    this.references.replace(previous, entry);
+    const fresh: string[] = [];
+    this.references.replace(previous, entry, fresh);
     this.latestByNode.set(entry.nodeId, entry);
-    this.entriesBySeq.set(entry.seq, { entry, at: widened === appended ? at : -1, length });
+    this.entriesBySeq.set(entry.seq, {
+      entry,
+      at: widened === appended ? at : -1,
+      length,
+      fresh: fresh.length > 0 ? fresh : NO_DIGESTS,
+    });
     // Each relay named once (its list's last seq is this one when it was named already).
     for (const relays of [entry.path, entry.previousPath])
       for (const relay of relays) {

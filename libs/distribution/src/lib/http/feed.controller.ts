@@ -21,7 +21,7 @@ import type { BlobDirectory } from '../disk/blob-directory';
 import type { FeedLog } from '../disk/feed-log';
 import type { Confirmation, FeedEntry, FeedPage } from '../feed';
 import { confirmationsSchema, entryFor, isSha256Hex } from '../feed';
-import { blobFiles, deriveFile, derivesFiles, isDerivedPath } from '../derived-files';
+import { deriveFile, derivesFiles, isDerivedPath } from '../derived-files';
 import { TAR_END, tarHeader, tarPadding } from './tar-batch';
 import type { RelayDirectory } from './feed-access';
 import { Caller, RELAY_DIRECTORY } from './feed-access';
@@ -120,9 +120,9 @@ export class FeedController {
   }
 
   /**
-   * The blobs to give with a page: those of the bundles the relay keeps that one file of one
-   * bundle alone names — a node's own, new with this entry most likely (its properties, its
-   * manifest's properties part) — small ones, up to `budget` bytes in all. A node change then
+   * The blobs to give with a page: those of the bundles the relay keeps that their entry was the
+   * first to name and that one file of one bundle alone names still — a node's own, new with this
+   * entry (its properties, its manifest's properties part) — small ones, up to `budget` bytes in all. A node change then
    * reaches a relay in one request, not a page and a blob request; a blob the relay holds already
    * costs only its bytes, one it lacks and was not given is asked for as before.
    */
@@ -136,8 +136,8 @@ export class FeedController {
     let given = 0;
     for (const entry of entries) {
       if (!entry.bundle || entryFor(entry, relayId) !== 'keep') continue;
-      for (const file of blobFiles(entry.bundle)) {
-        const digest = file.sha256;
+      // The digests new with this entry, not its ~35 files: a node change brings one or two.
+      for (const digest of this.log.freshDigests(entry.seq)) {
         if (digest in blobs || !this.log.soleReference(digest)) continue;
         const size = this.blobs.sizeOf(digest);
         if (size === undefined || size > MAX_INLINE_BLOB || bytes + size > budget) continue;
