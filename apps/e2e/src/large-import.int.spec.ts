@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
+import { isPartPath } from '@policygen/distribution';
+import { manifestFromParts } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
+import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH } from '@policygen/sdk';
 import { eventually } from '@policygen/testing-infra';
 import { generateWithCli, Pipeline } from './testing/pipeline';
 
@@ -51,13 +55,26 @@ describe('an import larger than one batch', () => {
     // What one slice of the generator publishes is well over the broker's 1 MiB per request.
     const bytes = published.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
     expect(bytes / Math.ceil(published.length / 500)).toBeGreaterThan(1024 * 1024);
-    // Events name the manifest by digest (claim-check); its content is in the cache like any file.
+    // Events name the manifest by digest (claim-check); it is put together where the node is
+    // served from its two parts, which are in the cache like any file, and has that digest.
     const sample = published[0];
     if (sample?.type !== 'node.bundle' || !sample.manifestSha256)
       throw new Error('a node.bundle with its manifest digest');
     expect(sample.manifest).toBeUndefined();
-    const manifest = await pipeline.bundleCache().getBlob(sample.manifestSha256);
-    expect(JSON.parse(manifest ?? '{}')).toMatchObject({ nodeId: sample.nodeId, hash: sample.hash });
+    const part = async (path: string): Promise<string> =>
+      (await pipeline.bundleCache().getBlob(sample.files.find((file) => file.path === path)?.sha256 ?? '')) ??
+      '';
+    const manifest = manifestFromParts(
+      {
+        nodeId: sample.nodeId,
+        configRevision: sample.revision,
+        files: sample.files.filter((file) => !isPartPath(file.path)),
+        hash: sample.hash,
+      },
+      { head: await part(MANIFEST_HEAD_PATH), properties: await part(MANIFEST_PROPERTIES_PATH) },
+    );
+    expect(createHash('sha256').update(manifest).digest('hex')).toBe(sample.manifestSha256);
+    expect(JSON.parse(manifest)).toMatchObject({ nodeId: sample.nodeId, hash: sample.hash });
     expect(pipeline.events.results.filter((event) => event.outcome === 'failed')).toEqual([]);
     expect(pipeline.events.schemaErrors).toEqual([]);
   }, 300_000);
