@@ -70,6 +70,8 @@ class FileParent implements Parent {
 
   /** Gives about half the blobs of each page with it (those asked for with `inlineBytes`), the rest by request. */
   inline = false;
+  /** Gives these blobs with a page with contents that do not have their digest. */
+  readonly corrupt = new Set<string>();
 
   async feed(
     after: number,
@@ -91,7 +93,9 @@ class FileParent implements Parent {
       for (const entry of slice.entries)
         for (const file of entryFor(entry, 'eu') === 'keep' ? (entry.bundle?.files ?? []) : [])
           if (file.sha256 < '8' && !this.lost.has(file.sha256) && this.blobStore.has(file.sha256))
-            blobs[file.sha256] = this.blobStore.readNow(file.sha256).toString('base64');
+            blobs[file.sha256] = this.corrupt.has(file.sha256)
+              ? Buffer.from('not this blob').toString('base64')
+              : this.blobStore.readNow(file.sha256).toString('base64');
     return {
       entries: [...slice.entries],
       next: slice.next,
@@ -240,6 +244,18 @@ describe('Follower: a relay applying its parent feed', () => {
     expect(relay.log.latest('node-2')?.revision).toBe(2);
     await parent.publish(1, 3, 'eu');
     await eventually(() => relay.log.latest('node-1')?.revision === 3, { what: 'node 1 brought forward' });
+    await relay.stop();
+    await parent.close();
+  });
+
+  it('asks for a blob given with a page that does not have its digest, and goes on', async () => {
+    const parent = await FileParent.open(join(directory, 'parent'));
+    parent.inline = true;
+    for (const content of contentsOf(1, 1)) parent.corrupt.add(digestOf(content));
+    await parent.publish(1, 1, 'eu');
+    const relay = await followerOf(parent, join(directory, 'relay'), 10);
+    await eventually(() => relay.log.cursor >= parent.log.cursor, { what: 'synced' });
+    await expectSameState(parent, relay);
     await relay.stop();
     await parent.close();
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -341,9 +342,22 @@ export class Follower implements ConfirmationSink {
     for (const [sha256, base64] of Object.entries(given))
       if (!blobs.has(sha256)) fresh.push({ sha256, content: Buffer.from(base64, 'base64') });
     if (fresh.length === 0) return;
-    await blobs.writeMany(fresh);
-    this.fetches += fresh.length;
-    this.blobFetches.inc(fresh.length);
+    let stored = fresh;
+    try {
+      await blobs.writeMany(fresh);
+    } catch {
+      // One that does not have its digest must not hold up the page: it is asked for like any other.
+      stored = fresh.filter(
+        (blob) => createHash('sha256').update(blob.content).digest('hex') === blob.sha256,
+      );
+      this.options.logger.warn(
+        { refused: fresh.length - stored.length },
+        'blobs given with a feed page that do not have their digest: asked for again',
+      );
+      await blobs.writeMany(stored);
+    }
+    this.fetches += stored.length;
+    this.blobFetches.inc(stored.length);
   }
 
   /**
