@@ -58,10 +58,11 @@ const SILENT: PublisherObserver = {
 /**
  * Turns computed nodes into the generator's outputs: file contents into the cache (once each),
  * `node.bundle` / `node.deleted` events, the cache's node records, a `generation.result` per
- * node, and the slice's `generation.summary` (the same results, one message). A bundle is published only when its hash differs from the one the cache holds, so a
- * restart or a rebalance republishes nothing that consumers already have. The event goes out
- * before the cache records the hash: a crash in between republishes, it never loses. Events carry
- * digests only (the manifest too is a blob): an event's size does not grow with a node's policies.
+ * node, and the slice's `generation.summary` (the same results, one message). A bundle is
+ * published only when its hash differs from the one the cache holds, so a restart or a rebalance
+ * republishes nothing that consumers already have. The event goes out before the cache records
+ * the hash: a crash in between republishes, it never loses. Events carry digests only (the
+ * manifest by its digest and its two parts): an event's size does not grow with a node's policies.
  * A bundle whose event the bus refuses as too large fails that node alone.
  */
 export class BundlePublisher {
