@@ -15,6 +15,8 @@ export function withFailingSends(messaging: Messaging, failing: () => boolean): 
           failing()
             ? Promise.reject(new Error('broker unreachable (injected)'))
             : producer.send(topic, messages),
+        sendAll: (sends) =>
+          failing() ? Promise.reject(new Error('broker unreachable (injected)')) : producer.sendAll(sends),
         close: () => producer.close(),
       };
     },

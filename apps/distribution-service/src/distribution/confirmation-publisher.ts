@@ -15,7 +15,8 @@ export const DISTRIBUTION_SUMMARY_KEY = 'distribution';
  * (keyed by relay), and the pipeline's lag per stage from the revision's commit — generated,
  * written to the root feed, on the relay — a catch-up's bundles apart from a change's own. Fetch
  * reports (a node fetched its bundle) become `node.fetched` events; their lag is the relay's metric.
- * Each batch's events also go out as one `distribution.summary` (pipeline summaries topic).
+ * Each batch's events also go out as one `distribution.summary` (pipeline summaries topic), in
+ * the same request to the bus.
  */
 export class ConfirmationPublisher implements ConfirmationSink {
   private readonly lag: Histogram<'stage' | 'phase' | 'relay'>;
@@ -51,18 +52,20 @@ export class ConfirmationPublisher implements ConfirmationSink {
         lagMs: Math.max(0, Date.parse(confirmation.confirmedAt) - committed),
       };
     });
-    await this.producer.send(
-      this.topics.distributionEvents,
-      events.map((event) => ({ key: event.relayId, value: JSON.stringify(event) })),
-    );
-    // The same events, a batch a message, for those who follow the whole pipeline (the config API).
-    await this.producer.send(
-      this.topics.pipelineSummaries,
-      distributionSummaries(events, { batchId: randomUUID() }).map((summary) => ({
-        key: DISTRIBUTION_SUMMARY_KEY,
-        value: JSON.stringify(summary),
-      })),
-    );
+    await this.producer.sendAll([
+      {
+        topic: this.topics.distributionEvents,
+        messages: events.map((event) => ({ key: event.relayId, value: JSON.stringify(event) })),
+      },
+      // The same events, a batch a message, for those who follow the whole pipeline (the config API).
+      {
+        topic: this.topics.pipelineSummaries,
+        messages: distributionSummaries(events, { batchId: randomUUID() }).map((summary) => ({
+          key: DISTRIBUTION_SUMMARY_KEY,
+          value: JSON.stringify(summary),
+        })),
+      },
+    ]);
     this.logger.debug({ confirmations: events.length }, 'relay confirmations published');
   }
 }

@@ -152,71 +152,68 @@ export class BundlePublisher {
     const generatedAt = new Map(
       bundles.map((bundle) => [bundle.nodeId, new Date(bundle.generatedAt).toISOString()]),
     );
-    const records = await this.sendBundles(
-      bundles.map((bundle) => recordOf(bundle, stamp)),
-      generatedAt,
-      stamp.catchUp === true,
-      (nodeId, error) => {
-        summary.generated--;
-        summary.failed++;
-        const event = events.get(nodeId);
-        if (!event) return;
-        events.set(nodeId, {
-          ...event,
-          outcome: 'failed',
-          hash: held.get(nodeId)?.hash ?? null,
-          errors: [{ code: BUNDLE_TOO_LARGE, message: error.message }],
-        });
-      },
-    );
-    await this.cache.recordBundles(records);
-    summary.removed = await this.remove(removals, stamp);
-    const results = [...events.values()];
-    await this.producer.send(
-      this.topics.generationEvents,
-      results.map((event) => message(event.nodeId, event)),
-    );
-    // The same results, a batch a message, for those who follow the whole pipeline (the config API).
-    if (results.length > 0)
-      await this.producer.send(
-        this.topics.pipelineSummaries,
-        generationSummaries(stamp, results, { batchId: randomUUID() }).map((summary) =>
-          message(GENERATION_SUMMARY_KEY, summary),
-        ),
-      );
-    this.observer.resultsPublished(results);
-    return summary;
-  }
-
-  /** Sends the bundles' events; those the bus refuses as too large are left out, each reported. */
-  private async sendBundles(
-    records: readonly NodeBundleRecord[],
-    generatedAt: ReadonlyMap<string, string>,
-    catchUp: boolean,
-    refused: (nodeId: string, error: MessageTooLargeError) => void,
-  ): Promise<NodeBundleRecord[]> {
-    let pending = [...records];
+    const catchUp = stamp.catchUp === true;
+    let records = bundles.map((bundle) => recordOf(bundle, stamp));
+    // The slice's bundles, removals, results and summary go out in one request to the bus.
     for (;;) {
+      const results = [...events.values()];
       try {
-        await this.producer.send(
-          this.topics.nodeBundles,
-          pending.map((record) =>
-            message(record.nodeId, bundleEvent(record, generatedAt.get(record.nodeId) as string, catchUp)),
-          ),
-        );
-        this.observer.bundlesPublished(pending.length);
-        return pending;
+        await this.producer.sendAll([
+          {
+            topic: this.topics.nodeBundles,
+            messages: [
+              ...records.map((record) =>
+                message(
+                  record.nodeId,
+                  bundleEvent(record, generatedAt.get(record.nodeId) as string, catchUp),
+                ),
+              ),
+              ...removals.map((nodeId) => message(nodeId, deletionEvent(nodeId, stamp))),
+            ],
+          },
+          {
+            topic: this.topics.generationEvents,
+            messages: results.map((event) => message(event.nodeId, event)),
+          },
+          // The same results, a batch a message, for those who follow the whole pipeline (the config API).
+          {
+            topic: this.topics.pipelineSummaries,
+            messages:
+              results.length === 0
+                ? []
+                : generationSummaries(stamp, results, { batchId: randomUUID() }).map((summary) =>
+                    message(GENERATION_SUMMARY_KEY, summary),
+                  ),
+          },
+        ]);
+        this.observer.bundlesPublished(records.length);
+        await this.cache.recordBundles(records);
+        summary.removed = await this.forgetRemoved(removals, stamp);
+        this.observer.resultsPublished(results);
+        return summary;
       } catch (error) {
-        if (!(error instanceof MessageTooLargeError)) throw error;
+        // Nothing was sent: the bundles too large for the bus fail their nodes alone (they keep their last one).
+        if (!(error instanceof MessageTooLargeError) || error.topic !== this.topics.nodeBundles) throw error;
         const tooLarge = new Set(error.keys);
-        const nodeIds = pending
+        const refused = records
           .filter((record) => tooLarge.has(record.nodeId))
           .map((record) => record.nodeId);
         // A refusal that names none of ours would refuse the same send again.
-        if (nodeIds.length === 0) throw error;
-        this.observer.bundlesTooLarge(nodeIds, error);
-        for (const nodeId of nodeIds) refused(nodeId, error);
-        pending = pending.filter((record) => !tooLarge.has(record.nodeId));
+        if (refused.length === 0) throw error;
+        this.observer.bundlesTooLarge(refused, error);
+        for (const nodeId of refused) {
+          summary.generated--;
+          summary.failed++;
+          const event = events.get(nodeId);
+          if (event)
+            events.set(nodeId, {
+              ...event,
+              outcome: 'failed',
+              hash: held.get(nodeId)?.hash ?? null,
+              errors: [{ code: BUNDLE_TOO_LARGE, message: error.message }],
+            });
+        }
+        records = records.filter((record) => !tooLarge.has(record.nodeId));
       }
     }
   }
@@ -226,16 +223,14 @@ export class BundlePublisher {
     if (nodeIds.length === 0) return 0;
     await this.producer.send(
       this.topics.nodeBundles,
-      nodeIds.map((nodeId) =>
-        message(nodeId, {
-          schemaVersion: 1,
-          type: 'node.deleted',
-          nodeId,
-          revision: stamp.revision,
-          committedAt: stamp.committedAt,
-        } satisfies NodeBundleEvent),
-      ),
+      nodeIds.map((nodeId) => message(nodeId, deletionEvent(nodeId, stamp))),
     );
+    return this.forgetRemoved(nodeIds, stamp);
+  }
+
+  /** The cache's records of removed nodes, once their removal is published. */
+  private async forgetRemoved(nodeIds: readonly string[], stamp: RevisionStamp): Promise<number> {
+    if (nodeIds.length === 0) return 0;
     await this.cache.removeNodes(nodeIds.map((nodeId) => ({ nodeId, revision: stamp.revision })));
     return nodeIds.length;
   }
@@ -342,6 +337,16 @@ function bundleEvent(record: NodeBundleRecord, generatedAt: string, catchUp: boo
     hash: record.hash,
     files: [...record.files],
     manifestSha256: record.manifestSha256,
+  };
+}
+
+function deletionEvent(nodeId: string, stamp: RevisionStamp): NodeBundleEvent {
+  return {
+    schemaVersion: 1,
+    type: 'node.deleted',
+    nodeId,
+    revision: stamp.revision,
+    committedAt: stamp.committedAt,
   };
 }
 

@@ -7,7 +7,7 @@ import { GenerationEngine, validateFleet } from '@policygen/engine';
 import type { GenerationEvent } from '@policygen/events';
 import { topicsFor } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
-import type { MessageConsumer, MessageProducer, OutgoingMessage } from '@policygen/messaging';
+import type { MessageConsumer, MessageProducer, OutgoingMessage, TopicMessages } from '@policygen/messaging';
 import { createKafkaMessaging, PublishRejectedError } from '@policygen/messaging';
 import { eventually, getTestInfrastructure } from '@policygen/testing-infra';
 import { BUNDLE_TOO_LARGE, BundlePublisher } from './bundle-publisher';
@@ -56,6 +56,17 @@ class FlakyProducer implements MessageProducer {
     if (this.refusing) throw new PublishRejectedError(`${topic}: refused (injected)`, topic);
     await this.producer.send(topic, messages);
     this.sent.push({ topic, messages });
+  }
+
+  async sendAll(sends: readonly TopicMessages[]): Promise<void> {
+    if (this.failing > 0) {
+      this.failing--;
+      throw new Error('broker unreachable (injected)');
+    }
+    const topics = sends.map(({ topic }) => topic).join(', ');
+    if (this.refusing) throw new PublishRejectedError(`${topics}: refused (injected)`, topics);
+    await this.producer.sendAll(sends);
+    this.sent.push(...sends);
   }
 
   close(): Promise<void> {

@@ -344,6 +344,55 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       expect(reader.received.map((message) => message.key)).not.toContain('small-1');
     });
 
+    it('sends several topics in one call, each in order; refuses it whole when one message is over its limit', async () => {
+      const limit = 64 * 1024;
+      const first = await newTopic(2);
+      const second = await newTopic(1, { 'max.message.bytes': String(limit) });
+      const readers = [await member(first), await member(second)];
+      await waitFor(
+        () => readers[0]?.partitions().length === 2 && readers[1]?.partitions().length === 1,
+        'the partitions of both topics',
+      );
+      const numbered = (prefix: string, count: number) =>
+        Array.from({ length: count }, (_, seq) => ({ key: `k${seq % 3}`, value: `${prefix}${seq}` }));
+      // The second topic's part is larger than one of its batches: sent in several requests, still in order.
+      const large = Array.from({ length: 60 }, (_, seq) => ({
+        key: 'big',
+        value: `${seq} ${'z'.repeat(2_000)}`,
+      }));
+      await producer.sendAll([
+        { topic: first, messages: numbered('a', 30) },
+        { topic: second, messages: [] },
+      ]);
+      await producer.sendAll([
+        { topic: first, messages: numbered('b', 30) },
+        { topic: second, messages: large },
+      ]);
+      await waitFor(
+        () => readers[0]?.received.length === 60 && readers[1]?.received.length === large.length,
+        "both topics' messages",
+      );
+      for (const key of ['k0', 'k1', 'k2'])
+        expect(
+          readers[0]?.received.filter((message) => message.key === key).map((message) => text(message)),
+        ).toEqual(
+          [...numbered('a', 30), ...numbered('b', 30)].filter((m) => m.key === key).map((m) => m.value),
+        );
+      expect(readers[1]?.received.map((message) => Number(text(message).split(' ')[0]))).toEqual(
+        large.map((_, seq) => seq),
+      );
+
+      const refusal = producer.sendAll([
+        { topic: first, messages: [{ key: 'k0', value: 'never' }] },
+        { topic: second, messages: [{ key: 'huge', value: 'y'.repeat(limit + 1) }] },
+      ]);
+      await expect(refusal).rejects.toBeInstanceOf(MessageTooLargeError);
+      await expect(refusal).rejects.toMatchObject({ keys: ['huge'], topic: second });
+      await producer.sendAll([{ topic: first, messages: [{ key: 'k0', value: 'after' }] }]);
+      await waitFor(() => readers[0]?.received.length === 61, 'the message sent after the refusal');
+      expect(readers[0]?.received.map((message) => text(message))).not.toContain('never');
+    });
+
     it('starts a new group at the end of the log unless it reads from the beginning', async () => {
       const name = await newTopic(1);
       await producer.send(name, [{ key: 'k', value: 'old' }]);

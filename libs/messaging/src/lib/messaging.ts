@@ -124,7 +124,20 @@ export interface MessageProducer {
    * `PublishRejectedError`. Anything else (a broker away, a leader moving) may succeed if retried.
    */
   send(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Several topics' messages at once, as `send` would send each, in the order given: when every
+   * topic's part fits its limit, all go in one request to the bus (one acknowledgement to wait for,
+   * not one per topic). A message over its topic's limit rejects the whole call before anything
+   * is sent, as `send` does. Should the request fail, any part of it may have been written.
+   */
+  sendAll(sends: readonly TopicMessages[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/** One topic's part of a `sendAll`. */
+export interface TopicMessages {
+  readonly topic: string;
+  readonly messages: readonly OutgoingMessage[];
 }
 
 export interface ConsumerOptions {

@@ -15,6 +15,7 @@ import type {
   PartitionAssignment,
   PartitionLag,
   PartitionRange,
+  TopicMessages,
   TopicSpec,
 } from '../messaging';
 import { batchesUnderLimit, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLargeError } from '../messaging';
@@ -511,45 +512,56 @@ function maxMessageBytesOf(topic: TopicSpec): number {
   return limit;
 }
 
+/** A message as the bus keeps it, copied from what the producer was given. */
+function storedMessage(message: OutgoingMessage): Omit<StoredMessage, 'offset'> {
+  const tombstone = message.value === null;
+  const value =
+    message.value === null
+      ? Buffer.alloc(0)
+      : typeof message.value === 'string'
+        ? Buffer.from(message.value, 'utf8')
+        : Buffer.from(message.value);
+  const headers: Record<string, string> = { ...message.headers };
+  const bytes =
+    value.length +
+    (message.key === null ? 0 : Buffer.byteLength(message.key)) +
+    Object.entries(headers).reduce(
+      (sum, [name, text]) => sum + Buffer.byteLength(name) + Buffer.byteLength(text),
+      0,
+    );
+  return { key: message.key, value, tombstone, headers, timestamp: Date.now(), bytes };
+}
+
 class InProcessProducer implements MessageProducer {
   private closed = false;
 
   constructor(private readonly bus: Bus) {}
 
   async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    await this.sendAll([{ topic, messages }]);
+  }
+
+  async sendAll(sends: readonly TopicMessages[]): Promise<void> {
     if (this.closed) throw new Error('the producer is closed');
-    if (messages.length === 0) return;
-    const target = this.bus.topic(topic);
-    const { oversized } = batchesUnderLimit(messages, target.maxMessageBytes);
-    if (oversized.length > 0)
-      throw new MessageTooLargeError(
-        topic,
-        oversized.map((index) => messages[index]?.key ?? null),
-        target.maxMessageBytes,
-      );
-    const timestamp = Date.now();
-    // Copied before the first is appended: a send is appended whole, or not at all.
-    const stored = messages.map((message) => {
-      const tombstone = message.value === null;
-      const value =
-        message.value === null
-          ? Buffer.alloc(0)
-          : typeof message.value === 'string'
-            ? Buffer.from(message.value, 'utf8')
-            : Buffer.from(message.value);
-      const headers: Record<string, string> = { ...message.headers };
-      const bytes =
-        value.length +
-        (message.key === null ? 0 : Buffer.byteLength(message.key)) +
-        Object.entries(headers).reduce(
-          (sum, [name, text]) => sum + Buffer.byteLength(name) + Buffer.byteLength(text),
-          0,
-        );
-      return { key: message.key, value, tombstone, headers, timestamp, bytes };
-    });
-    for (const message of stored)
-      (target.partitions[target.partitionOf(message.key)] as PartitionLog).append(message);
-    this.bus.produced(topic);
+    const planned = sends
+      .filter(({ messages }) => messages.length > 0)
+      .map(({ topic, messages }) => {
+        const target = this.bus.topic(topic);
+        const { oversized } = batchesUnderLimit(messages, target.maxMessageBytes);
+        if (oversized.length > 0)
+          throw new MessageTooLargeError(
+            topic,
+            oversized.map((index) => messages[index]?.key ?? null),
+            target.maxMessageBytes,
+          );
+        return { topic, target, stored: messages.map(storedMessage) };
+      });
+    // Every topic's messages copied before the first is appended: a call is appended whole, or not at all.
+    for (const { topic, target, stored } of planned) {
+      for (const message of stored)
+        (target.partitions[target.partitionOf(message.key)] as PartitionLog).append(message);
+      this.bus.produced(topic);
+    }
   }
 
   async close(): Promise<void> {

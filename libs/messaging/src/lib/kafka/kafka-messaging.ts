@@ -22,8 +22,10 @@ import type {
   PartitionLag,
   PartitionRange,
   ProducerOptions,
+  TopicMessages,
   TopicSpec,
 } from '../messaging';
+import { CoalescedCommits } from './coalesced-commits';
 import {
   batchesUnderLimit,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -344,30 +346,49 @@ class KafkaProducer implements MessageProducer {
     private readonly limits: TopicLimits,
   ) {}
 
-  async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    const limit = await this.limits.of(topic);
-    const { batches, oversized } = batchesUnderLimit(messages, limit);
-    if (oversized.length > 0)
-      throw new MessageTooLargeError(
-        topic,
-        oversized.map((index) => messages[index]?.key ?? null),
-        limit,
-      );
-    for (const batch of batches) {
-      try {
-        await this.producer.send({
+  send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    return this.sendAll([{ topic, messages }]);
+  }
+
+  async sendAll(sends: readonly TopicMessages[]): Promise<void> {
+    const planned: { topic: string; batches: (readonly OutgoingMessage[])[] }[] = [];
+    for (const { topic, messages } of sends) {
+      if (messages.length === 0) continue;
+      const limit = await this.limits.of(topic);
+      const { batches, oversized } = batchesUnderLimit(messages, limit);
+      if (oversized.length > 0)
+        throw new MessageTooLargeError(
           topic,
-          acks: -1,
-          messages: batch.map((message) => ({
+          oversized.map((index) => messages[index]?.key ?? null),
+          limit,
+        );
+      planned.push({ topic, batches });
+    }
+    if (planned.length === 0) return;
+    if (planned.every(({ batches }) => batches.length === 1)) {
+      await this.request(planned.map(({ topic, batches }) => ({ topic, messages: batches[0] ?? [] })));
+      return;
+    }
+    for (const { topic, batches } of planned)
+      for (const batch of batches) await this.request([{ topic, messages: batch }]);
+  }
+
+  /** One produce request: each topic's messages in one batch per partition. */
+  private async request(parts: readonly TopicMessages[]): Promise<void> {
+    try {
+      await this.producer.sendBatch({
+        acks: -1,
+        topicMessages: parts.map(({ topic, messages }) => ({
+          topic,
+          messages: messages.map((message) => ({
             key: message.key,
             value: message.value,
             ...(message.headers ? { headers: { ...message.headers } } : {}),
           })),
-        });
-      } catch (error) {
-        throw rejectionOf(error, topic) ?? error;
-      }
+        })),
+      });
+    } catch (error) {
+      throw rejectionOf(error, parts.map(({ topic }) => topic).join(', ')) ?? error;
     }
   }
 
@@ -390,6 +411,7 @@ function rejectionOf(error: unknown, topic: string): PublishRejectedError | null
 
 class KafkaConsumer implements MessageConsumer {
   private readonly assignmentListeners: Array<(assignment: PartitionAssignment) => void> = [];
+  private readonly commits = new CoalescedCommits();
 
   constructor(
     private readonly consumer: Consumer,
@@ -408,12 +430,16 @@ class KafkaConsumer implements MessageConsumer {
   start(handler: BatchHandler): Promise<void> {
     return this.consumer.run({
       partitionsConsumedConcurrently: this.concurrentPartitions,
+      // Committed here, once a batch is handled, in one request for the batches handled together
+      // (kafkajs's own commit is one request after each partition's batch).
+      autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({
         batch,
         resolveOffset,
         heartbeat,
         commitOffsetsIfNecessary,
+        uncommittedOffsets,
         isRunning,
         isStale,
       }) => {
@@ -430,7 +456,10 @@ class KafkaConsumer implements MessageConsumer {
           },
         );
         resolveOffset(batch.messages[batch.messages.length - 1]?.offset ?? batch.lastOffset());
-        await commitOffsetsIfNecessary();
+        await this.commits.commit(async () => {
+          const offsets = uncommittedOffsets();
+          if (offsets.topics.length > 0) await commitOffsetsIfNecessary(offsets);
+        });
         await heartbeat();
       },
     });
