@@ -5,7 +5,9 @@ import { orAfter } from './net';
 /**
  * Runs a command under a small bash guard in its own process group. The guard stops the command
  * when asked (SIGTERM), and also when the process that started it disappears, so a test run that
- * is killed never leaves a broker or a database behind.
+ * is killed never leaves a broker or a database behind. It wakes once a second to look for that
+ * process (four times a second once stopping, to kill after 10 s), and at once when the command
+ * exits or a signal comes: a guard costs a fork a second, not one every 250 ms.
  */
 const GUARD = `
 watched=$1; shift
@@ -14,16 +16,24 @@ child=$!
 stopping=0
 trap 'stopping=1' TERM INT HUP
 ticks=0
-while kill -0 "$child" 2>/dev/null; do
+status=
+while [ -z "$status" ]; do
   if [ "$stopping" = 0 ] && ! kill -0 "$watched" 2>/dev/null; then stopping=1; fi
+  pause=1
   if [ "$stopping" = 1 ]; then
     [ "$ticks" = 0 ] && kill -TERM "$child" 2>/dev/null
     ticks=$((ticks + 1))
     [ "$ticks" -gt 40 ] && kill -KILL "$child" 2>/dev/null
+    pause=0.25
   fi
-  sleep 0.25 & wait $!
+  sleep "$pause" &
+  nap=$!
+  finished=
+  wait -n -p finished "$child" "$nap"
+  code=$?
+  if [ "$finished" = "$child" ]; then status=$code; kill "$nap" 2>/dev/null; fi
 done
-wait "$child"
+exit "$status"
 `;
 
 export interface ProcessExit {
