@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { Admin, Consumer, IHeaders, Producer, SASLOptions } from 'kafkajs';
 import { Kafka, logLevel } from 'kafkajs';
+import { quietKafkajsRequestQueues } from './kafkajs-request-queue';
 import type { SdkLogger } from '../consumer/logger';
 import { stderrLogger } from '../consumer/logger';
 import type {
@@ -54,6 +55,7 @@ export class KafkaTransport implements EventTransport {
   ) {
     if (connection.brokers.length === 0) throw new Error('kafka.brokers: at least one broker (host:port)');
     this.description = `kafka://${connection.brokers.join(',')}`;
+    quietKafkajsRequestQueues();
     this.kafka = new Kafka({
       clientId: connection.clientId ?? 'policygen-sdk',
       brokers: [...connection.brokers],

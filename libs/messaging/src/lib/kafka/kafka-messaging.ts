@@ -25,6 +25,7 @@ import type {
   TopicMessages,
   TopicSpec,
 } from '../messaging';
+import { quietKafkajsRequestQueues } from '@policygen/sdk';
 import { CoalescedCommits } from './coalesced-commits';
 import {
   batchesUnderLimit,
@@ -64,6 +65,7 @@ function writeToStderr(entry: MessagingLogEntry): void {
 }
 
 export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging {
+  quietKafkajsRequestQueues();
   const log = options.log ?? writeToStderr;
   const config: KafkaConfig = {
     clientId: options.clientId ?? 'policygen',
