@@ -1,7 +1,11 @@
 import { kafkajsRequestQueue, quietKafkajsRequestQueues } from './kafkajs-request-queue';
 import type { RequestQueueState } from './kafkajs-request-queue';
 
-type Queue = RequestQueueState & { pending: unknown[]; throttledUntil: number };
+type Queue = RequestQueueState & {
+  pending: unknown[];
+  throttledUntil: number;
+  scheduleCheckPendingRequests(): void;
+};
 
 const RequestQueue = kafkajsRequestQueue() as unknown as {
   new (options: Record<string, unknown>): Queue;
