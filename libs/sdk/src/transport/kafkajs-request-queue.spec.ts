@@ -26,6 +26,18 @@ function newQueue(): Queue {
   });
 }
 
+/** A replaced queue, throttled for `throttleMs`, whose request waits and has asked to be looked at. */
+function withWaitingRequest(throttleMs: number) {
+  quietKafkajsRequestQueues();
+  jest.useFakeTimers();
+  const queue = newQueue();
+  if (throttleMs > 0) queue.throttledUntil = Date.now() + throttleMs;
+  const checks = jest.spyOn(queue, 'checkPendingRequests').mockImplementation(() => undefined);
+  queue.pending.push({ waiting: true });
+  queue.scheduleCheckPendingRequests();
+  return { queue, checks };
+}
+
 describe("kafkajs's pending-request check", () => {
   afterEach(() => {
     jest.useRealTimers();
@@ -54,13 +66,7 @@ describe("kafkajs's pending-request check", () => {
   });
 
   it('replaced, still looks at a waiting request when the throttle ends, and once', () => {
-    quietKafkajsRequestQueues();
-    jest.useFakeTimers();
-    const queue = newQueue();
-    queue.throttledUntil = Date.now() + 250;
-    const checks = jest.spyOn(queue, 'checkPendingRequests').mockImplementation(() => undefined);
-    queue.pending.push({ waiting: true });
-    queue.scheduleCheckPendingRequests();
+    const { queue, checks } = withWaitingRequest(250);
     queue.scheduleCheckPendingRequests();
     jest.advanceTimersByTime(249);
     expect(checks).not.toHaveBeenCalled();
@@ -70,12 +76,7 @@ describe("kafkajs's pending-request check", () => {
   });
 
   it("replaced, looks at a request waiting for a free slot within kafkajs's own 10 ms", () => {
-    quietKafkajsRequestQueues();
-    jest.useFakeTimers();
-    const queue = newQueue();
-    const checks = jest.spyOn(queue, 'checkPendingRequests').mockImplementation(() => undefined);
-    queue.pending.push({ waiting: true });
-    queue.scheduleCheckPendingRequests();
+    const { checks } = withWaitingRequest(0);
     jest.advanceTimersByTime(10);
     expect(checks).toHaveBeenCalledTimes(1);
   });
