@@ -20,16 +20,16 @@ export class OutboxPublisher {
     for (;;) {
       const messages = await this.store.unpublished(this.batchSize);
       if (messages.length === 0) return sent;
-      // One send per topic, in outbox order: a topic's messages keep their order.
+      // One part per topic, in outbox order (a topic's messages keep their order), in one request.
       const topics = [...new Set(messages.map((message) => message.topic))];
-      for (const topic of topics) {
-        await this.producer.send(
+      await this.producer.sendAll(
+        topics.map((topic) => ({
           topic,
-          messages
+          messages: messages
             .filter((message) => message.topic === topic)
             .map((message) => ({ key: message.key, value: JSON.stringify(message.payload) })),
-        );
-      }
+        })),
+      );
       await this.store.markPublished(messages.map((message) => message.id));
       sent += messages.length;
       // A short batch was all there was when it was read: what came since is another call's.

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { CoalescedCommits } from './coalesced-commits';
 
-/** A commit request's view: when it was asked for, and the sends it saw start and end. */
+/** A commit request: how many sends had started when it asked, and how it settled. */
 interface Request {
   readonly askedAfterSends: number;
   settled?: 'resolved' | 'rejected';
-  /** How many sends had succeeded when it settled, and whether the last of them started after it asked. */
+  /** When it resolved, the start number of the latest send that had succeeded (1 for the first send). */
   coveredBy?: number;
 }
 

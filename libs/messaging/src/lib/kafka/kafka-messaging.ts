@@ -7,6 +7,7 @@ import {
 } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, KafkaConfig, KafkaMessage, LogEntry, Producer } from 'kafkajs';
+import { quietKafkajsRequestQueues } from '@policygen/sdk';
 import type {
   BatchHandler,
   ConsumerOptions,
@@ -25,14 +26,13 @@ import type {
   TopicMessages,
   TopicSpec,
 } from '../messaging';
-import { quietKafkajsRequestQueues } from '@policygen/sdk';
-import { CoalescedCommits } from './coalesced-commits';
 import {
   batchesUnderLimit,
   DEFAULT_MAX_MESSAGE_BYTES,
   MessageTooLargeError,
   PublishRejectedError,
 } from '../messaging';
+import { CoalescedCommits } from './coalesced-commits';
 
 export interface MessagingLogEntry {
   readonly level: 'error' | 'warn' | 'info' | 'debug';
@@ -65,8 +65,15 @@ function writeToStderr(entry: MessagingLogEntry): void {
 }
 
 export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging {
-  quietKafkajsRequestQueues();
   const log = options.log ?? writeToStderr;
+  if (!quietKafkajsRequestQueues())
+    log({
+      level: 'warn',
+      namespace: 'RequestQueue',
+      message:
+        "kafkajs's request queue is not the one of 2.2.4: its 1 ms idle timer (tulios/kafkajs#1556) is left as it is",
+      extra: {},
+    });
   const config: KafkaConfig = {
     clientId: options.clientId ?? 'policygen',
     brokers: [...options.brokers],
