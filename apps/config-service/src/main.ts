@@ -56,6 +56,7 @@ runService({
       topics,
       changeTopic: topics.configChanges,
       partitions: settings.POLICYGEN_PARTITIONS,
+      outboxWindowMs: settings.POLICYGEN_OUTBOX_WINDOW_MS,
       generatorGroup: settings.POLICYGEN_GENERATOR_GROUP,
       bodyLimitBytes: settings.POLICYGEN_MAX_BODY_BYTES,
       nodeTokenSecret: settings.POLICYGEN_NODE_TOKEN_SECRET,

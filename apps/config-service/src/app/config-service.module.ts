@@ -28,6 +28,7 @@ import { RevisionsService } from '../revisions/revisions.service';
 import { SettingsController } from '../settings/settings.controller';
 import { SettingsService } from '../settings/settings.service';
 import { ConfigStateService } from '../state/config-state.service';
+import { DEFAULT_OUTBOX_WINDOW_MS } from './config-service-options';
 import type { ConfigServiceOptions, ServiceTimings } from './config-service-options';
 import { StoreLifecycle } from './store-lifecycle';
 import {
@@ -54,6 +55,7 @@ export class ConfigServiceModule {
     };
     const timings: ServiceTimings = {
       publishIntervalMs: options.publishIntervalMs ?? 1_000,
+      outboxWindowMs: options.outboxWindowMs ?? DEFAULT_OUTBOX_WINDOW_MS,
       followIntervalMs: options.followIntervalMs ?? 1_000,
     };
     return {

@@ -5,21 +5,20 @@ import { OutboxPublisher } from '@policygen/store';
 import type { ConfigStore } from '@policygen/store';
 import type { ServiceTimings } from '../app/config-service-options';
 import { CONFIG_STORE, OUTBOX_PRODUCER, SERVICE_TIMINGS } from '../app/tokens';
+import { PacedDrain } from './paced-drain';
 
 /**
- * Sends the outbox to the bus: right after each commit, and on a timer, which also picks up what
- * a failed send or a crash before publishing left behind. One drain runs at a time; a request for
- * another while it runs makes it go round once more.
+ * Sends the outbox to the bus: after each commit, at most once per window while commits come
+ * faster (`PacedDrain`), and on a timer, which also picks up what a failed send or a crash before
+ * publishing left behind.
  */
 @Injectable()
 export class OutboxService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(OutboxService.name);
   private readonly publisher: OutboxPublisher;
-  private draining: Promise<void> | undefined;
-  private again = false;
+  private readonly paced: PacedDrain;
   private timer: NodeJS.Timeout | undefined;
   private lastFailure: string | undefined;
-  private stopped = false;
 
   constructor(
     @Inject(CONFIG_STORE) store: ConfigStore,
@@ -27,6 +26,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_TIMINGS) private readonly timings: ServiceTimings,
   ) {
     this.publisher = new OutboxPublisher(store, producer);
+    this.paced = new PacedDrain(() => this.drain(), timings.outboxWindowMs);
   }
 
   onModuleInit(): void {
@@ -36,38 +36,27 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
     clearInterval(this.timer);
-    await this.draining;
+    // What a waiting window held stays in the outbox, which the next start sends.
+    await this.paced.stop();
     await this.producer.close();
   }
 
-  /** Starts publishing what waits in the outbox, without waiting for it; failures are retried. */
+  /** Publishing what waits in the outbox, without waiting for it; failures are retried. */
   publishSoon(): void {
-    if (this.stopped) return;
-    if (this.draining) {
-      this.again = true;
-      return;
-    }
-    this.draining = this.drain().finally(() => {
-      this.draining = undefined;
-    });
+    this.paced.request();
   }
 
   private async drain(): Promise<void> {
-    do {
-      this.again = false;
-      try {
-        await this.publisher.publishPending();
-        if (this.lastFailure) this.logger.log('the outbox is published again');
-        this.lastFailure = undefined;
-      } catch (error) {
-        const message = (error as Error).message;
-        // Logged once per kind of failure, not on every tick of an outage.
-        if (message !== this.lastFailure) this.logger.warn(`outbox not published, will retry: ${message}`);
-        this.lastFailure = message;
-        return;
-      }
-    } while (this.again && !this.stopped);
+    try {
+      await this.publisher.publishPending();
+      if (this.lastFailure) this.logger.log('the outbox is published again');
+      this.lastFailure = undefined;
+    } catch (error) {
+      const message = (error as Error).message;
+      // Logged once per kind of failure, not on every tick of an outage.
+      if (message !== this.lastFailure) this.logger.warn(`outbox not published, will retry: ${message}`);
+      this.lastFailure = message;
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { EnvironmentError, readEnvironment } from '@policygen/service-kit';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../app/config-service-options';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_OUTBOX_WINDOW_MS } from '../app/config-service-options';
 import { configServiceEnvironment } from './environment';
 
 describe('the config service environment', () => {
@@ -19,6 +19,7 @@ describe('the config service environment', () => {
       POLICYGEN_DB_SCHEMA: 'public',
       POLICYGEN_MAX_BODY_BYTES: DEFAULT_BODY_LIMIT_BYTES,
       POLICYGEN_MAX_EVENT_BYTES: 900 * 1024,
+      POLICYGEN_OUTBOX_WINDOW_MS: DEFAULT_OUTBOX_WINDOW_MS,
       POLICYGEN_PARTITIONS: 12,
       POLICYGEN_GENERATOR_GROUP: 'policygen-generator',
       POLICYGEN_NODE_TOKEN_SECRET: 'a-long-random-secret-0123456789',
@@ -32,6 +33,7 @@ describe('the config service environment', () => {
       readEnvironment(configServiceEnvironment, {
         PORT: 'eighty',
         POLICYGEN_MAX_BODY_BYTES: '0',
+        POLICYGEN_OUTBOX_WINDOW_MS: '-1',
         POLICYGEN_TOPIC_NAMESPACE: 'a b',
         POLICYGEN_NODE_TOKEN_SECRET: 'short',
       });
@@ -46,6 +48,7 @@ describe('the config service environment', () => {
       'POLICYGEN_MAX_BODY_BYTES',
       'POLICYGEN_TOPIC_NAMESPACE',
       'POLICYGEN_NODE_TOKEN_SECRET',
+      'POLICYGEN_OUTBOX_WINDOW_MS',
     ]);
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { topicsFor } from '@policygen/events';
 import { env } from '@policygen/service-kit';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../app/config-service-options';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_OUTBOX_WINDOW_MS } from '../app/config-service-options';
 
 /** Under Kafka's default 1 MiB message limit. */
 const DEFAULT_MAX_EVENT_BYTES = 900 * 1024;
@@ -37,6 +37,11 @@ export const configServiceEnvironment = z.object({
   POLICYGEN_SERVICE_TOKEN: env.secret().optional(),
   /** Node tokens issued per minute to one client address at most. */
   POLICYGEN_TOKEN_RATE_PER_MINUTE: env.positiveInteger().default(600),
+  /**
+   * The outbox is sent at most once per this many ms while commits come faster (0: after each
+   * commit): they then share one send, and downstream one generation cycle and one relay page.
+   */
+  POLICYGEN_OUTBOX_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_OUTBOX_WINDOW_MS),
   POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
   POLICYGEN_GENERATOR_GROUP: z.string().min(1).default('policygen-generator'),
 });
