@@ -22,8 +22,8 @@ export interface ConfigServiceOptions {
   readonly publishIntervalMs?: number;
   /**
    * The outbox is sent at most once per this many ms while commits come faster than that (default
-   * 100; 0 sends after each commit): the commits of a window share one send to the bus and, downstream, one
-   * generation cycle, one feed append and one relay page, for at most a window of lag.
+   * 150; 0 sends after each commit): the commits of a window share one send to the bus and,
+   * downstream, one generation cycle, one feed append and one relay page, for at most a window of lag.
    */
   readonly outboxWindowMs?: number;
   /** How often commits made by other instances are caught up with, in ms (default 1000). */
@@ -61,7 +61,7 @@ export interface ConfigServiceOptions {
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
-export const DEFAULT_OUTBOX_WINDOW_MS = 100;
+export const DEFAULT_OUTBOX_WINDOW_MS = 150;
 
 /** The background timings, as the services receive them. */
 export interface ServiceTimings {

@@ -96,7 +96,10 @@ describe('PacedDrain', () => {
           await jest.advanceTimersByTimeAsync(WINDOW + 300 * (gaps.length + 1));
           for (const asked of requests) expect(runs.some((run) => run.start >= asked)).toBe(true);
           for (let index = 1; index < runs.length; index++) {
-            const [before, run] = [runs[index - 1], runs[index]] as [{ start: number; end?: number }, { start: number }];
+            const [before, run] = [runs[index - 1], runs[index]] as [
+              { start: number; end?: number },
+              { start: number },
+            ];
             expect(run.start).toBeGreaterThanOrEqual(before.end ?? Number.POSITIVE_INFINITY);
             expect(run.start - before.start).toBeGreaterThanOrEqual(WINDOW);
           }

@@ -413,6 +413,28 @@ export function describeMessagingContract(name: string, newMessaging: () => Mess
       expect(text(earliest.received[0] as IncomingMessage)).toBe('old');
     });
 
+    it('a consumer that gathers (gatherMs) still gets every message once, in order', async () => {
+      const name = await newTopic(1);
+      const consumer = await messaging.createConsumer({
+        groupId: `it-group-${randomUUID()}`,
+        topics: [name],
+        fromBeginning: true,
+        gatherMs: 300,
+      });
+      consumers.push(consumer);
+      const received: IncomingMessage[] = [];
+      await consumer.start(async (batch) => {
+        received.push(...batch.messages);
+      });
+      for (let index = 0; index < 10; index++) {
+        await producer.send(name, [{ key: 'k', value: `m${index}` }]);
+        await sleep(20);
+      }
+      await waitFor(() => received.length >= 10, 'the 10 messages');
+      await sleep(500);
+      expect(received.map(text)).toEqual(Array.from({ length: 10 }, (_, index) => `m${index}`));
+    });
+
     it('rebalances when a member leaves: the one left is told it has every partition, and reads on', async () => {
       const name = await newTopic(PARTITIONS);
       const groupId = `it-group-${randomUUID()}`;

@@ -156,6 +156,12 @@ export interface ConsumerOptions {
    * at a time, in order. An adapter may handle fewer at once.
    */
   readonly concurrentPartitions?: number;
+  /**
+   * How long the bus may hold a fetch to hand more messages at once (default 0: as soon as there
+   * is one). For a consumer off the lag path (status, summaries): fewer, larger batches, each with
+   * its wake-up, decoding and offset commit, for at most this much delay. An adapter may ignore it.
+   */
+  readonly gatherMs?: number;
 }
 
 export interface MessageConsumer {

@@ -106,8 +106,11 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
       return new KafkaProducer(producer, new TopicLimits(kafka, log));
     },
     async createConsumer(consumerOptions: ConsumerOptions) {
+      const gatherMs = consumerOptions.gatherMs ?? 0;
       const consumer = kafka.consumer({
         groupId: consumerOptions.groupId,
+        // The broker answers a fetch once it has this many bytes or the wait is over.
+        ...(gatherMs > 0 ? { minBytes: GATHER_MIN_BYTES, maxWaitTimeInMs: gatherMs } : {}),
         ...(consumerOptions.sessionTimeoutMs === undefined
           ? {}
           : {
@@ -125,6 +128,9 @@ export function createKafkaMessaging(options: KafkaMessagingOptions): Messaging 
     },
   };
 }
+
+/** What a gathering fetch waits for at most before its time is up: more than its batches hold. */
+const GATHER_MIN_BYTES = 1024 * 1024;
 
 /** How long a read outside any group waits for the broker to hand over a partition's messages. */
 const READ_TIMEOUT_MS = 30_000;
