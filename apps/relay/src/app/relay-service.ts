@@ -83,9 +83,10 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
   // Kept on disk: after a restart, the relays below authenticate before the parent answers again.
   const relays = await readKnownRelays(relaysFile, options.logger);
   let relaysUnsaved = false;
+  const parent = new ParentClient(options.parentUrl, options.relayId, options.relayToken, registry);
   const follower = new Follower({
     relayId: options.relayId,
-    parent: new ParentClient(options.parentUrl, options.relayId, options.relayToken, registry),
+    parent,
     onSubtreeRelays: async (named) => {
       // Saved again after a failed save (a full disk), though nothing changed since.
       if (!relays.replace(named) && !relaysUnsaved) return;
@@ -153,6 +154,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
     readiness,
     async stop() {
       await follower.stop();
+      parent.close();
       await collector.stop();
       await log.close();
       await app.close();

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import { Registry } from 'prom-client';
-import { ParentClient } from './parent-client';
+import { ParentClient, RefusedByParentError } from './parent-client';
 
 const HASH = `sha256:${'a'.repeat(64)}`;
 const CREDENTIAL = `relay.root.${'c'.repeat(43)}`;
@@ -66,5 +66,69 @@ describe('ParentClient.feed', () => {
     await expect(new ParentClient(url, 'root', CREDENTIAL).feed(0, 0, 10)).rejects.toThrow(
       /is not a feed page/,
     );
+  });
+});
+
+describe('ParentClient on its kept-alive connections', () => {
+  let server: Server;
+  let url: string;
+  const seen: { port: number; authorization?: string; type?: string; body: string }[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        seen.push({
+          port: request.socket.remotePort ?? 0,
+          ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}),
+          ...(request.headers['content-type'] ? { type: request.headers['content-type'] } : {}),
+          body,
+        });
+        response.statusCode = body.includes('"refuse"') ? 400 : 202;
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const confirmation = (nodeId: string) =>
+    ({
+      relayId: 'root',
+      nodeId,
+      hash: HASH,
+      revision: 3,
+      committedAt: '2026-11-25T10:00:00.000Z',
+      generatedAt: '2026-11-25T10:00:01.000Z',
+      distributedAt: '2026-11-25T10:00:02.000Z',
+      confirmedAt: '2026-11-25T10:00:03.000Z',
+    }) as const;
+
+  it('sends its credential and JSON, one connection for successive requests, and again after the parent dropped it', async () => {
+    const client = new ParentClient(url, 'root', CREDENTIAL);
+    await client.confirm([confirmation('n1')]);
+    await client.confirm([confirmation('n2')]);
+    server.closeAllConnections();
+    await client.confirm([confirmation('n3')]);
+    client.close();
+    expect(seen.map((request) => JSON.parse(request.body).confirmations[0].nodeId)).toEqual([
+      'n1',
+      'n2',
+      'n3',
+    ]);
+    expect(new Set(seen.map((request) => request.authorization))).toEqual(new Set([`Bearer ${CREDENTIAL}`]));
+    expect(new Set(seen.map((request) => request.type))).toEqual(new Set(['application/json']));
+    expect(seen[1]?.port).toBe(seen[0]?.port);
+    expect(seen[2]?.port).not.toBe(seen[0]?.port);
+  });
+
+  it('says a refusal is one: a 4xx other than 401, 408 and 429 is not sent again', async () => {
+    const client = new ParentClient(url, 'root', CREDENTIAL);
+    await expect(client.confirm([{ ...confirmation('n4'), nodeId: 'refuse' }])).rejects.toBeInstanceOf(
+      RefusedByParentError,
+    );
+    client.close();
   });
 });

@@ -3,6 +3,8 @@ import { Counter } from 'prom-client';
 import { z } from 'zod';
 import type { Blob, Confirmation, FeedEntry, FeedPage } from '@policygen/distribution';
 import { feedEntrySchema, feedPageSchema, plainFeedEntry } from '@policygen/distribution';
+import type { ParentResponse } from './parent-http';
+import { ParentHttp, isConnectionFailure } from './parent-http';
 import { tarEntries } from './tar-entries';
 
 export type ParentRequestKind = 'feed' | 'blobs' | 'confirm';
@@ -54,6 +56,7 @@ export class ParentClient {
   private readonly requests: Counter<'kind'> | null;
   private readonly refusedEntries: Counter | null;
   private readonly authorization: string;
+  private readonly http = new ParentHttp();
 
   constructor(
     private readonly baseUrl: string,
@@ -98,7 +101,7 @@ export class ParentClient {
     const url = this.at(
       `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}${inline}`,
     );
-    const response = await this.request('feed', url, signal ? { signal } : {});
+    const response = await this.request('feed', { method: 'GET', url, ...(signal ? { signal } : {}) });
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
     const parsed = feedEnvelopeSchema.safeParse(await response.json());
     if (!parsed.success)
@@ -132,9 +135,9 @@ export class ParentClient {
    */
   async blobs(digests: readonly string[], signal?: AbortSignal): Promise<Blob[]> {
     const url = this.at('/blobs');
-    const response = await this.request('blobs', url, {
+    const response = await this.request('blobs', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      url,
       body: JSON.stringify({ digests }),
       ...(signal ? { signal } : {}),
     });
@@ -143,8 +146,7 @@ export class ParentClient {
       const missing = missingOf(text);
       if (missing) throw new MissingBlobsError(missing, `POST ${url} answered 404: ${text}`);
     }
-    if (!response.ok || !response.body)
-      throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
+    if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
     const asked = new Set(digests);
     const received: Blob[] = [];
     for await (const entry of tarEntries(response.body)) {
@@ -158,16 +160,24 @@ export class ParentClient {
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     const url = this.at(`/feeds/${encodeURIComponent(this.relayId)}/confirmations`);
-    const response = await this.request('confirm', url, {
+    const response = await this.request('confirm', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      url,
       body: JSON.stringify({ confirmations }),
     });
-    if (response.ok) return;
+    if (response.ok) {
+      await response.discard();
+      return;
+    }
     const message = `POST ${url} answered ${response.status}: ${(await response.text()).slice(0, 2_000)}`;
     if (response.status >= 400 && response.status < 500 && !TRANSIENT_CLIENT_ERRORS.has(response.status))
       throw new RefusedByParentError(response.status, message);
     throw new Error(message);
+  }
+
+  /** Closes the kept-alive connections to the parent. */
+  close(): void {
+    this.http.close();
   }
 
   /**
@@ -175,19 +185,23 @@ export class ParentClient {
    * kept-alive connection after a few idle seconds, and a request may cross that close. Every
    * request here may be repeated (a page, blobs, confirmations of what is held).
    */
-  private async request(kind: ParentRequestKind, url: string, init: RequestInit): Promise<Response> {
+  private async request(
+    kind: ParentRequestKind,
+    request: {
+      readonly method: 'GET' | 'POST';
+      readonly url: string;
+      readonly body?: string;
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<ParentResponse> {
+    const headers: Record<string, string> = { authorization: this.authorization };
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
     for (let attempt = 1; ; attempt++) {
       this.requests?.inc({ kind });
       try {
-        return await fetch(url, {
-          ...init,
-          headers: {
-            ...(init.headers as Record<string, string> | undefined),
-            authorization: this.authorization,
-          },
-        });
+        return await this.http.send({ ...request, headers });
       } catch (error) {
-        if (attempt >= 3 || init.signal?.aborted || !(error instanceof TypeError)) throw error;
+        if (attempt >= 3 || request.signal?.aborted || !isConnectionFailure(error)) throw error;
       }
     }
   }
