@@ -280,4 +280,26 @@ describe('Follower: a relay applying its parent feed', () => {
     await relay.stop();
     await parent.close();
   });
+  it('fetches a blob that opening dropped and the parent lacked then, when a later entry names it unchanged', async () => {
+    const parent = await FileParent.open(join(directory, 'parent'));
+    await parent.publish(1, 1, 'eu');
+    const first = await followerOf(parent, join(directory, 'relay'), 10);
+    await eventually(() => first.log.cursor >= parent.log.cursor, { what: 'synced' });
+    await first.stop();
+    // Every blob torn away, and the parent lacking them while the relay starts again.
+    const { truncateSync } = await import('node:fs');
+    truncateSync(join(directory, 'relay', 'blobs', 'packs', '000001.pack'), 0);
+    for (const content of contentsOf(1, 1)) parent.lost.add(digestOf(content));
+    const relay = await followerOf(parent, join(directory, 'relay'), 10);
+    await eventually(() => relay.follower.status().lastSyncAt !== null, {
+      what: 'the relay following again',
+    });
+    parent.lost.clear();
+    // Version 3 changes the node's manifest and promises; its shared file is version 1's.
+    await parent.publish(1, 3, 'eu');
+    await eventually(() => relay.log.latest('node-1')?.revision === 3, { what: 'node 1 at version 3' });
+    await expectSameState(parent, relay);
+    await relay.stop();
+    await parent.close();
+  });
 });
