@@ -70,7 +70,7 @@ describe('ParentClient.feed', () => {
 });
 
 describe('ParentClient on its kept-alive connections', () => {
-  let server: Server;
+  let server: ReturnType<typeof createServer>;
   let url: string;
   const seen: { port: number; authorization?: string; type?: string; body: string }[] = [];
 
