@@ -84,6 +84,14 @@ describe('config service: outbox', () => {
           ),
         );
         await eventually(() => eventsMarked(marker).length >= 14, { what: 'revisions 1 to 14 on the topic' });
+        const metrics = (await api.as(null).get('/metrics')).text;
+        expect(metrics).toMatch(/^policygen_config_outbox_published_total 14$/m);
+        const sends = Number(
+          /^policygen_config_outbox_sends_total\{result="ok"\} (\d+)$/m.exec(metrics)?.[1],
+        );
+        // The ten concurrent commits come within one window: fewer sends than events.
+        expect(sends).toBeGreaterThanOrEqual(1);
+        expect(sends).toBeLessThan(14);
       } finally {
         await service.stop();
       }

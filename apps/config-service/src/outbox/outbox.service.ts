@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { MessageProducer } from '@policygen/messaging';
+import type { ServiceShellOptions } from '@policygen/service-kit';
+import { SERVICE_SHELL_OPTIONS } from '@policygen/service-kit';
+import { Counter } from 'prom-client';
 import { OutboxPublisher } from '@policygen/store';
 import type { ConfigStore } from '@policygen/store';
 import type { ServiceTimings } from '../app/config-service-options';
@@ -19,14 +22,29 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
   private readonly paced: PacedDrain;
   private timer: NodeJS.Timeout | undefined;
   private lastFailure: string | undefined;
+  /** Sends by result, and the messages sent: their ratio is how many commits a window gathers. */
+  private readonly sends: Counter<'result'>;
+  private readonly published: Counter;
 
   constructor(
     @Inject(CONFIG_STORE) store: ConfigStore,
     @Inject(OUTBOX_PRODUCER) private readonly producer: MessageProducer,
     @Inject(SERVICE_TIMINGS) private readonly timings: ServiceTimings,
+    @Inject(SERVICE_SHELL_OPTIONS) shell: ServiceShellOptions,
   ) {
     this.publisher = new OutboxPublisher(store, producer);
     this.paced = new PacedDrain(() => this.drain(), timings.outboxWindowMs);
+    this.sends = new Counter({
+      name: 'policygen_config_outbox_sends_total',
+      help: 'Sends of the outbox to the bus (at most one per window while commits come faster), by result',
+      labelNames: ['result'],
+      registers: [shell.registry],
+    });
+    this.published = new Counter({
+      name: 'policygen_config_outbox_published_total',
+      help: 'Change events the outbox sent to the bus',
+      registers: [shell.registry],
+    });
   }
 
   onModuleInit(): void {
@@ -49,10 +67,15 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
 
   private async drain(): Promise<void> {
     try {
-      await this.publisher.publishPending();
+      const sent = await this.publisher.publishPending();
+      if (sent > 0) {
+        this.sends.inc({ result: 'ok' });
+        this.published.inc(sent);
+      }
       if (this.lastFailure) this.logger.log('the outbox is published again');
       this.lastFailure = undefined;
     } catch (error) {
+      this.sends.inc({ result: 'failed' });
       const message = (error as Error).message;
       // Logged once per kind of failure, not on every tick of an outage.
       if (message !== this.lastFailure) this.logger.warn(`outbox not published, will retry: ${message}`);
