@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
 import { BlobDirectory, DiskHealth, FeedLog, nodeKey } from '@policygen/distribution';
-import { sha256, validateFleet } from '@policygen/engine';
+import { GENERATED_AT_FILE, sha256, validateFleet } from '@policygen/engine';
+import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH } from '@policygen/sdk';
 import type { Fleet } from '@policygen/engine';
 import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
@@ -338,5 +339,82 @@ describe('Distributor', () => {
     for (const file of log.latest(a)?.bundle?.files ?? [])
       expect(sha256((await blobs.read(file.sha256)).toString())).toBe(file.sha256);
     expect(asked).toEqual([{ nodeId: b, revision: 1 }]);
+  });
+  /** A node.bundle event as today's generators publish it: the manifest's parts as files, the manifest derived. */
+  function derivedBundleOf(nodeId: string, revision: number, contents: readonly string[]): NodeBundleEvent {
+    const [head, properties, ...files] = contents;
+    const listed = [
+      { path: MANIFEST_HEAD_PATH, sha256: sha256(head as string) },
+      { path: MANIFEST_PROPERTIES_PATH, sha256: sha256(properties as string) },
+      ...files.map((content, index) => ({ path: `rules/f${index}.cf`, sha256: sha256(content) })),
+      { path: GENERATED_AT_FILE, sha256: sha256('0\n') },
+    ].sort((x, y) => (x.path < y.path ? -1 : 1));
+    return {
+      schemaVersion: 1,
+      type: 'node.bundle',
+      nodeId,
+      revision,
+      committedAt: '2026-11-24T00:00:00.000Z',
+      generatedAt: '2026-11-24T00:00:01.000Z',
+      hash: `sha256:${sha256(files.join(''))}`,
+      files: listed,
+      manifestSha256: sha256(`manifest of ${nodeId} at ${revision}`),
+    };
+  }
+
+  it("looks up only the files a node's change alters: those its latest entry names alike are held", async () => {
+    const { a, fleet } = twoNodes();
+    const before = ['{"head":1}', `{"node":"${a}"}`, 'bundle common x {}', 'bundle common y {}'];
+    const after = [
+      '{"head":1}',
+      `{"node":"${a}","changed":true}`,
+      'bundle common x {}',
+      'bundle common y {}',
+    ];
+    await cache.putBlobs([...before, ...after].map((content) => ({ sha256: sha256(content), content })));
+    const distributor = distributorOn(fleet);
+    await distributor.start();
+    await distributor.bundles([{ event: derivedBundleOf(a, 1, before), receivedAt: 0 }]);
+    const looked: string[] = [];
+    const has = blobs.has.bind(blobs);
+    blobs.has = (digest) => {
+      looked.push(digest);
+      return has(digest);
+    };
+    await distributor.bundles([{ event: derivedBundleOf(a, 1, after), receivedAt: 0 }]);
+    expect(looked).toEqual([sha256(after[1] as string)]);
+    for (const content of after) expect((await blobs.read(sha256(content))).toString()).toBe(content);
+  });
+
+  it('looks up again the files of a latest entry that opening dropped as torn and the cache lacked', async () => {
+    const { a, fleet } = twoNodes();
+    const contents = ['{"head":2}', `{"node":"${a}"}`, 'bundle common torn {}'];
+    const stored = (content: string) => ({ sha256: sha256(content), content });
+    await cache.putBlobs(contents.map(stored));
+    const first = distributorOn(fleet);
+    await first.start();
+    await first.bundles([{ event: derivedBundleOf(a, 1, contents), receivedAt: 0 }]);
+    blobs.close();
+    await truncate(join(dir, 'blobs', 'packs', '000001.pack'), 0);
+    blobs = await BlobDirectory.open(join(dir, 'blobs'));
+    // The cache lost them too: the node is asked for again, and its bundle comes back the same.
+    const lossy = new MemoryBundleCache();
+    const asked: { nodeId: string; revision: number }[] = [];
+    const restarted = new Distributor({
+      log,
+      blobs,
+      cache: lossy,
+      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      logger: pino({ level: 'silent' }),
+      tokenSecret: null,
+      onMissingBlobs: async (bundles) => {
+        asked.push(...bundles);
+      },
+    });
+    await restarted.start();
+    expect(asked).toEqual([{ nodeId: a, revision: 1 }]);
+    await lossy.putBlobs(contents.map(stored));
+    await restarted.bundles([{ event: derivedBundleOf(a, 1, contents), receivedAt: 0 }]);
+    for (const content of contents) expect((await blobs.read(sha256(content))).toString()).toBe(content);
   });
 });

@@ -66,6 +66,11 @@ export class Distributor {
   private revision = 0;
   private rebased: DistributorStatus['rebased'];
   private work: Promise<unknown> = Promise.resolve();
+  /**
+   * Blobs a latest entry names that opening dropped as torn and the cache could not give again:
+   * the one exception to "a latest entry's blobs are held", which `storeBlobs` relies on.
+   */
+  private readonly unheld = new Set<string>();
   private waitingBundles: {
     readonly received: readonly ReceivedBundleEvent[];
     readonly resolve: () => void;
@@ -125,6 +130,7 @@ export class Distributor {
     if (digests.size === 0) return;
     const absent = await this.copyFromCache([...digests]);
     this.options.blobs.sync();
+    for (const digest of absent) this.unheld.add(digest);
     const lost = [...this.options.log.latestEntries()]
       .filter((entry) => entry.bundle && blobFiles(entry.bundle).some((file) => absent.has(file.sha256)))
       .map((entry) => ({ nodeId: entry.nodeId, revision: entry.revision }));
@@ -273,8 +279,7 @@ export class Distributor {
     const missing = new Set<string>();
     for (const event of events) {
       if (event.type !== 'node.bundle') continue;
-      for (const { sha256: digest } of heldFilesOf(event))
-        if (!this.options.blobs.has(digest)) missing.add(digest);
+      this.missingBlobs(event, missing);
       if (event.manifestSha256 === undefined) {
         const manifest = embeddedManifestContent(event);
         await this.options.blobs.write(sha256(manifest), manifest);
@@ -301,6 +306,30 @@ export class Distributor {
       );
     }
     return new Set(incomplete.map((event) => event.nodeId));
+  }
+
+  /**
+   * Adds the files of the event that the blob directory lacks. A file that the node's latest entry
+   * names too, at the same place with the same digest, is held: a latest entry's blobs were stored
+   * before it was appended and stay referenced (the collector keeps them), but for the `unheld`
+   * ones. A node change alters one or two of its ~35 files: the others are not looked up.
+   */
+  private missingBlobs(event: BundleEvent, missing: Set<string>): void {
+    const previous = this.options.log.latest(event.nodeId)?.bundle;
+    const before = previous ? blobFiles(previous) : [];
+    const files = heldFilesOf(event);
+    for (let index = 0; index < files.length; index++) {
+      const file = files[index] as { path: string; sha256: string };
+      const held = before[index];
+      if (
+        held !== undefined &&
+        held.sha256 === file.sha256 &&
+        held.path === file.path &&
+        !this.unheld.has(file.sha256)
+      )
+        continue;
+      if (!this.options.blobs.has(file.sha256)) missing.add(file.sha256);
+    }
   }
 
   /** Copies blobs from the cache in batches of one round trip; resolves with those it does not hold. */

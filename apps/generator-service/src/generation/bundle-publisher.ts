@@ -7,8 +7,9 @@ import type { GenerationEvent, NodeBundleEvent, TopicNames } from '@policygen/ev
 import { generationSummaries } from '@policygen/events';
 import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
-import type { NodeOutcome } from './node-outcome';
+import type { NodeOutcome, PublishedBundle } from './node-outcome';
 import { RecentDigests } from './recent-digests';
+import { bundleEventJson } from './bundle-event-json';
 
 /** How long the cache keeps a blob no bundle names (the generator's default). */
 export const DEFAULT_CACHE_BLOB_GRACE_MS = 3_600_000;
@@ -101,10 +102,10 @@ export class BundlePublisher {
     const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
 
-    const reused = outcomes.filter((outcome) => outcome.regeneration.skipped).length;
+    const reused = outcomes.filter((outcome) => outcome.skipped).length;
     this.observer.cacheLookups('node', reused, outcomes.length - reused);
     for (const outcome of outcomes) {
-      const { result } = outcome.regeneration;
+      const { result } = outcome;
       const heldHash = held.get(outcome.nodeId)?.hash ?? null;
       const event = (
         outcomeName: GenerationEvent['outcome'],
@@ -135,10 +136,8 @@ export class BundlePublisher {
       } else if (outcome.forced || result.hash !== heldHash) {
         summary.generated++;
         bundles.push(
-          this.published(
-            outcome.bundle ?? materialise(outcome.nodeId, outcome.generatedAt),
-            outcome.generatedAt,
-          ),
+          outcome.bundle ??
+            this.published(materialise(outcome.nodeId, outcome.generatedAt), outcome.generatedAt, true),
         );
         event('generated', result.hash);
       } else {
@@ -162,12 +161,10 @@ export class BundlePublisher {
           {
             topic: this.topics.nodeBundles,
             messages: [
-              ...records.map((record) =>
-                message(
-                  record.nodeId,
-                  bundleEvent(record, generatedAt.get(record.nodeId) as string, catchUp),
-                ),
-              ),
+              ...records.map((record) => ({
+                key: record.nodeId,
+                value: bundleEventJson(record, generatedAt.get(record.nodeId) as string, catchUp),
+              })),
               ...removals.map((nodeId) => message(nodeId, deletionEvent(nodeId, stamp))),
             ],
           },
@@ -238,9 +235,11 @@ export class BundlePublisher {
   /**
    * The bundle as it travels: the manifest and the generation time are derived where the node is
    * served (distribution `derived-files.ts`), so they are named by digest only and the manifest's
-   * parts travel as files instead. A bundle without parts travels whole, as before them.
+   * parts travel as files instead. A bundle without parts travels whole, as before them. Contents
+   * the cache holds are dropped here already (all are kept with `keepAll`: a consumer found some
+   * missing), so that a computed slice holds little while it waits to be published.
    */
-  private published(bundle: NodeBundle<BundleEntry>, generatedAt: number): PublishedBundle {
+  published(bundle: NodeBundle<BundleEntry>, generatedAt: number, keepAll: boolean): PublishedBundle {
     const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
     if (!manifest || !bundle.hash)
       throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
@@ -248,25 +247,34 @@ export class BundlePublisher {
     if (!parts)
       return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files: bundle.files };
     const files: BundleEntry[] = [
-      this.part(MANIFEST_HEAD_PATH, parts.head),
-      this.part(MANIFEST_PROPERTIES_PATH, parts.properties),
+      this.part(MANIFEST_HEAD_PATH, parts.head, keepAll),
+      this.part(MANIFEST_PROPERTIES_PATH, parts.properties, keepAll),
     ];
     for (const file of bundle.files)
       files.push(
         file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE ? withoutContent(file) : file,
       );
-    return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files };
+    return {
+      nodeId: bundle.nodeId,
+      hash: bundle.hash,
+      manifest: withoutContent(manifest),
+      generatedAt,
+      files,
+    };
   }
 
   /** Most nodes share their manifest's head: its digest is looked up by its text, not hashed again. */
-  private part(path: string, content: string): BundleEntry {
+  private part(path: string, content: string, keepAll: boolean): BundleEntry {
     let digest = this.partDigests.get(content);
     if (digest === undefined) {
       digest = sha256(content);
       if (this.partDigests.size >= PART_DIGESTS_KEPT) this.partDigests.clear();
       this.partDigests.set(content, digest);
     }
-    return { path, sha256: digest, bytes: Buffer.byteLength(content), content };
+    const bytes = Buffer.byteLength(content);
+    return !keepAll && this.storedBlobs.has(digest)
+      ? { path, sha256: digest, bytes }
+      : { path, sha256: digest, bytes, content };
   }
 
   private readonly partDigests = new Map<string, string>();
@@ -299,44 +307,22 @@ export class BundlePublisher {
 /** Manifest heads whose digests are remembered (a fleet has a few hundred kinds of node at most). */
 const PART_DIGESTS_KEPT = 4_096;
 
-/** A bundle as it is published: its files as they travel, and its manifest's digest. */
-interface PublishedBundle {
-  readonly nodeId: string;
-  readonly hash: string;
-  readonly manifest: BundleEntry;
-  readonly generatedAt: number;
-  readonly files: readonly BundleEntry[];
-}
-
 function withoutContent(file: BundleEntry): BundleEntry {
   return { path: file.path, sha256: file.sha256, bytes: file.bytes };
 }
 
-function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord {
+function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord & { filesJson: string } {
+  const files = bundle.files
+    .filter((file) => file.path !== MANIFEST_FILE)
+    .map((file) => ({ path: file.path, sha256: file.sha256 }));
   return {
     nodeId: bundle.nodeId,
     hash: bundle.hash,
     revision: stamp.revision,
     committedAt: stamp.committedAt,
-    files: bundle.files
-      .filter((file) => file.path !== MANIFEST_FILE)
-      .map((file) => ({ path: file.path, sha256: file.sha256 })),
+    files,
+    filesJson: JSON.stringify(files),
     manifestSha256: bundle.manifest.sha256,
-  };
-}
-
-function bundleEvent(record: NodeBundleRecord, generatedAt: string, catchUp: boolean): NodeBundleEvent {
-  return {
-    schemaVersion: 1,
-    type: 'node.bundle',
-    nodeId: record.nodeId,
-    revision: record.revision,
-    committedAt: record.committedAt,
-    generatedAt,
-    ...(catchUp ? { catchUp } : {}),
-    hash: record.hash,
-    files: [...record.files],
-    manifestSha256: record.manifestSha256,
   };
 }
 

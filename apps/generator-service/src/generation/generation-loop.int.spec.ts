@@ -3,7 +3,7 @@ import pino from 'pino';
 import { createClient } from 'redis';
 import { RedisBundleCache } from '@policygen/cache';
 import type { Fleet } from '@policygen/engine';
-import { GenerationEngine, validateFleet } from '@policygen/engine';
+import { GENERATED_AT_FILE, GenerationEngine, validateFleet } from '@policygen/engine';
 import type { GenerationEvent } from '@policygen/events';
 import { topicsFor } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
@@ -153,7 +153,19 @@ describe('GenerationLoop', () => {
     for (const nodeId of expected.keys()) expect(bundlesSentFor(nodeId)).toBeGreaterThanOrEqual(1);
   });
 
-  it('publishes a node again when a consumer asks for it, and only that node', async () => {
+  it('publishes a node again when a consumer asks for it, and only that node, with all its files', async () => {
+    // A consumer asks because files are missing: every one the node names goes to the cache again,
+    // its manifest's parts too (they are left out of a slice only when known to be stored).
+    const record = await cache.nodeBundle('web-par-001');
+    const digests = (record?.files ?? [])
+      .filter((file) => file.path !== GENERATED_AT_FILE)
+      .map((file) => file.sha256);
+    expect(digests.length).toBeGreaterThan(2);
+    const client = createClient({ url: infra.redisUrl });
+    await client.connect();
+    await client.del(digests.map((digest) => `${prefix}blob:${digest}`));
+    await client.close();
+    expect((await cache.getBlobs(digests)).filter((content) => content !== null)).toEqual([]);
     const before = producer.sent.length;
     loop.enqueue({ kind: 'request', nodeId: 'web-par-001', revision: 4 });
     await eventually(() => producer.sent.length > before, { what: 'a send after the request' });
@@ -163,6 +175,7 @@ describe('GenerationLoop', () => {
       .filter((send) => send.topic === topics.nodeBundles)
       .flatMap((send) => send.messages.map((message) => message.key));
     expect(bundles).toEqual(['web-par-001']);
+    expect((await cache.getBlobs(digests)).filter((content) => content === null)).toEqual([]);
   });
 
   it('publishes every node again after the cache was flushed', async () => {

@@ -373,10 +373,15 @@ export class GenerationLoop {
             stored: this.options.publisher.stored,
           });
       const finished = performance.now();
+      const bundle =
+        !regeneration.skipped && regeneration.bundle?.hash
+          ? this.options.publisher.published(regeneration.bundle, generatedAt, forced.has(nodeId))
+          : undefined;
       outcomes.push({
         nodeId,
-        regeneration,
-        ...(!regeneration.skipped && regeneration.bundle ? { bundle: regeneration.bundle } : {}),
+        skipped: regeneration.skipped,
+        result: regeneration.result,
+        ...(bundle ? { bundle } : {}),
         durationMs: finished - began,
         generatedAt,
         forced: forced.has(nodeId),

@@ -60,6 +60,14 @@ export function describeBundleCacheContract(
       expect(await cache.getBlob(unicode.sha256)).toBe(unicode.content);
     });
 
+    it('keeps a record given with its files as JSON text as if given as a list', async () => {
+      const given = record('n1', 3, '5');
+      expect(await cache.recordBundles([{ ...given, filesJson: JSON.stringify(given.files) }])).toEqual([
+        true,
+      ]);
+      expect(await cache.nodeBundle('n1')).toEqual(given);
+    });
+
     it('records bundles forward only, and removals leave a tombstone that older writes cannot undo', async () => {
       expect(await cache.recordBundles([record('n1', 3, '1'), record('n2', 3, '2')])).toEqual([true, true]);
       expect(await cache.recordBundles([record('n1', 2, '9')])).toEqual([false]);

@@ -13,6 +13,8 @@ export interface NodeBundleRecord {
   readonly committedAt: string;
   /** Every file but the manifest, sorted by path. */
   readonly files: readonly { readonly path: string; readonly sha256: string }[];
+  /** `JSON.stringify(files)`, when the caller has it already (the generator encodes it once for its event too). */
+  readonly filesJson?: string;
   /** The digest of the bundle's `policy-manifest.json`, a blob like the other files. */
   readonly manifestSha256: string;
 }

@@ -402,11 +402,18 @@ export function isBundleHash(value: unknown): value is string {
   return typeof value === 'string' && value.length === 71 && value.startsWith('sha256:') && isHex64(value, 7);
 }
 
-/** 64 lowercase hex digits from `from` (the length checked by the caller), without a regular expression. */
+/** 1 at the char codes of the lowercase hex digits. */
+const HEX_DIGIT = new Uint8Array(128);
+for (const digit of '0123456789abcdef') HEX_DIGIT[digit.charCodeAt(0)] = 1;
+
+/**
+ * 64 lowercase hex digits from `from` (the length checked by the caller), without a regular
+ * expression: a table lookup per character (a distributor checks ~35 digests per node change).
+ */
 function isHex64(text: string, from: number): boolean {
   for (let index = from; index < from + 64; index++) {
     const code = text.charCodeAt(index);
-    if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+    if (code >= 128 || HEX_DIGIT[code] !== 1) return false;
   }
   return true;
 }

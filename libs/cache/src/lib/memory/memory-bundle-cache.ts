@@ -102,7 +102,7 @@ export class MemoryBundleCache implements BundleCache {
         revision: bundle.revision,
         hash: bundle.hash,
         committedAt: bundle.committedAt,
-        files: JSON.stringify(bundle.files),
+        files: bundle.filesJson ?? JSON.stringify(bundle.files),
         manifestSha256: bundle.manifestSha256,
       },
     }));

@@ -147,7 +147,7 @@ export class RedisBundleCache implements BundleCache {
           String(bundle.revision),
           bundle.hash,
           bundle.committedAt,
-          JSON.stringify(bundle.files),
+          bundle.filesJson ?? JSON.stringify(bundle.files),
           bundle.manifestSha256,
           bundle.nodeId,
           now,

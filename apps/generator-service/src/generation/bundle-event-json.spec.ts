@@ -1,0 +1,43 @@
+import fc from 'fast-check';
+import type { NodeBundleEvent } from '@policygen/events';
+import { bundleEventJson } from './bundle-event-json';
+
+describe('bundleEventJson', () => {
+  it('is JSON.stringify of the event object, whatever the record holds', () => {
+    const file = fc.record({ path: fc.string({ unit: 'binary' }), sha256: fc.string() });
+    fc.assert(
+      fc.property(
+        fc.record({
+          nodeId: fc.string({ unit: 'binary' }),
+          revision: fc.nat(),
+          committedAt: fc.string(),
+          hash: fc.string(),
+          files: fc.array(file, { maxLength: 5 }),
+          manifestSha256: fc.string({ unit: 'binary' }),
+        }),
+        fc.string(),
+        fc.boolean(),
+        (record, generatedAt, catchUp) => {
+          const event: NodeBundleEvent = {
+            schemaVersion: 1,
+            type: 'node.bundle',
+            nodeId: record.nodeId,
+            revision: record.revision,
+            committedAt: record.committedAt,
+            generatedAt,
+            ...(catchUp ? { catchUp } : {}),
+            hash: record.hash,
+            files: record.files,
+            manifestSha256: record.manifestSha256,
+          };
+          const json = bundleEventJson(
+            { ...record, filesJson: JSON.stringify(record.files) },
+            generatedAt,
+            catchUp,
+          );
+          expect(json).toBe(JSON.stringify(event));
+        },
+      ),
+    );
+  });
+});
