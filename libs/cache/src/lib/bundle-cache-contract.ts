@@ -68,6 +68,19 @@ export function describeBundleCacheContract(
       expect(await cache.nodeBundle('n1')).toEqual(given);
     });
 
+    it('records a large batch, each answer in its place', async () => {
+      const first = Array.from({ length: 250 }, (_, index) => record(`n${index}`, 5, String(index % 10)));
+      expect(await cache.recordBundles(first)).toEqual(first.map(() => true));
+      // Every seventh is older than what is held: refused, wherever it falls in the batch.
+      const second = first.map((held, index) => record(held.nodeId, index % 7 === 0 ? 4 : 6, '9'));
+      expect(await cache.recordBundles(second)).toEqual(second.map((_, index) => index % 7 !== 0));
+      const hashes = await cache.nodeHashes();
+      expect(hashes.size).toBe(250);
+      expect(hashes.get('n7')).toEqual({ revision: 5, hash: first[7]?.hash });
+      expect(hashes.get('n8')).toEqual({ revision: 6, hash: second[8]?.hash });
+      expect(await cache.nodeBundle('n249')).toEqual(second[249]);
+    });
+
     it('records bundles forward only, and removals leave a tombstone that older writes cannot undo', async () => {
       expect(await cache.recordBundles([record('n1', 3, '1'), record('n2', 3, '2')])).toEqual([true, true]);
       expect(await cache.recordBundles([record('n1', 2, '9')])).toEqual([false]);
