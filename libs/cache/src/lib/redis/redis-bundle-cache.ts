@@ -39,25 +39,14 @@ end
 `;
 
 // A node's record moves forward only; a removal leaves a tombstone with its revision for the same reason.
-// KEYS: the index, blob-refs, blob-free, then each record's node key; ARGV: the time, then six per
-// record (revision, hash, committedAt, files, manifestSha256, node id). One call records a batch.
 const RECORD = `${REFERENCES}
-local recorded = {}
-for index = 4, #KEYS do
-  local key = KEYS[index]
-  local at = 1 + (index - 4) * 6
-  local revision = redis.call('HGET', key, 'revision')
-  if revision and tonumber(revision) > tonumber(ARGV[at + 1]) then
-    recorded[#recorded + 1] = 0
-  else
-    release(KEYS[2], KEYS[3], ARGV[1], held(key), digests(ARGV[at + 4], ARGV[at + 5]))
-    redis.call('DEL', key)
-    redis.call('HSET', key, 'revision', ARGV[at + 1], 'hash', ARGV[at + 2], 'committedAt', ARGV[at + 3], 'files', ARGV[at + 4], 'manifestSha256', ARGV[at + 5], 'counted', '1')
-    redis.call('HSET', KEYS[1], ARGV[at + 6], ARGV[at + 1] .. ' ' .. ARGV[at + 2])
-    recorded[#recorded + 1] = 1
-  end
-end
-return recorded`;
+local revision = redis.call('HGET', KEYS[1], 'revision')
+if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
+release(KEYS[3], KEYS[4], ARGV[7], held(KEYS[1]), digests(ARGV[4], ARGV[5]))
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifestSha256', ARGV[5], 'counted', '1')
+redis.call('HSET', KEYS[2], ARGV[6], ARGV[1] .. ' ' .. ARGV[2])
+return 1`;
 
 const REMOVE = `${REFERENCES}
 local revision = redis.call('HGET', KEYS[1], 'revision')
@@ -100,9 +89,6 @@ function isNoScript(reply: unknown): boolean {
   return reply instanceof Error && reply.message.startsWith('NOSCRIPT');
 }
 
-/** Records written per call of the recording script (a call runs alone in Redis: kept short). */
-const RECORDS_PER_CALL = 100;
-
 /** Candidates looked at per call of the collecting script. */
 const COLLECT_BATCH = 500;
 
@@ -132,12 +118,11 @@ export class RedisBundleCache implements BundleCache {
     if (blobs.length === 0) return 0;
     const multi = this.client.multi();
     const now = Date.now();
-    for (const blob of blobs) multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
-    // A put is a use: the blob stays a grace period even before a record names it.
-    multi.zAdd(
-      this.freeKey(),
-      blobs.map((blob) => ({ score: now, value: blob.sha256 })),
-    );
+    for (const blob of blobs) {
+      multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
+      // A put is a use: the blob stays a grace period even before a record names it.
+      multi.zAdd(this.freeKey(), { score: now, value: blob.sha256 });
+    }
     const replies = await multi.execAsPipeline();
     return replies.filter((reply: unknown) => reply === 'OK').length;
   }
@@ -154,26 +139,22 @@ export class RedisBundleCache implements BundleCache {
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     if (bundles.length === 0) return [];
     const now = String(Date.now());
-    const calls: { keys: string[]; arguments: string[] }[] = [];
-    // A call per batch of records, not per record: the client's cost is per command.
-    for (let start = 0; start < bundles.length; start += RECORDS_PER_CALL) {
-      const keys = [this.indexKey(), this.refsKey(), this.freeKey()];
-      const args = [now];
-      for (const bundle of bundles.slice(start, start + RECORDS_PER_CALL)) {
-        keys.push(this.nodeKey(bundle.nodeId));
-        args.push(
+    const replies = await this.runScript(
+      RECORD_SCRIPT,
+      bundles.map((bundle) => ({
+        keys: [this.nodeKey(bundle.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
+        arguments: [
           String(bundle.revision),
           bundle.hash,
           bundle.committedAt,
           bundle.filesJson ?? JSON.stringify(bundle.files),
           bundle.manifestSha256,
           bundle.nodeId,
-        );
-      }
-      calls.push({ keys, arguments: args });
-    }
-    const replies = await this.runScript(RECORD_SCRIPT, calls);
-    return replies.flatMap((reply: unknown) => (reply as number[]).map((recorded) => recorded === 1));
+          now,
+        ],
+      })),
+    );
+    return replies.map((reply: unknown) => reply === 1);
   }
 
   async removeNodes(nodes: readonly { nodeId: string; revision: number }[]): Promise<boolean[]> {
