@@ -51,6 +51,7 @@ describe('Distributor', () => {
     fleet: Fleet,
     options: Pick<DistributorOptions, 'onMissingBlobs' | 'onDistributed'> & {
       tokenSecret?: string | null;
+      cache?: DistributorOptions['cache'];
     } = {},
   ): Distributor {
     return new Distributor({
@@ -400,13 +401,8 @@ describe('Distributor', () => {
     // The cache lost them too: the node is asked for again, and its bundle comes back the same.
     const lossy = new MemoryBundleCache();
     const asked: { nodeId: string; revision: number }[] = [];
-    const restarted = new Distributor({
-      log,
-      blobs,
+    const restarted = distributorOn(fleet, {
       cache: lossy,
-      snapshots: { latest: async () => ({ revision: 1, fleet }) },
-      logger: pino({ level: 'silent' }),
-      tokenSecret: null,
       onMissingBlobs: async (bundles) => {
         asked.push(...bundles);
       },

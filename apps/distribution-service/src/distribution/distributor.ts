@@ -1,7 +1,14 @@
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
 import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
-import { DistributionLedger, RelayTopology, blobFiles, derivesFiles, nodeKey } from '@policygen/distribution';
+import {
+  addMissingBlobs,
+  DistributionLedger,
+  RelayTopology,
+  blobFiles,
+  derivesFiles,
+  nodeKey,
+} from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
 import type { ConfigSnapshot, SnapshotSource } from '@policygen/store';
@@ -308,28 +315,17 @@ export class Distributor {
     return new Set(incomplete.map((event) => event.nodeId));
   }
 
-  /**
-   * Adds the files of the event that the blob directory lacks. A file that the node's latest entry
-   * names too, at the same place with the same digest, is held: a latest entry's blobs were stored
-   * before it was appended and stay referenced (the collector keeps them), but for the `unheld`
-   * ones. A node change alters one or two of its ~35 files: the others are not looked up.
-   */
+  /** Adds the files of the event that the blob directory lacks (`addMissingBlobs`: the node's latest entry's are held). */
   private missingBlobs(event: BundleEvent, missing: Set<string>): void {
     const previous = this.options.log.latest(event.nodeId)?.bundle;
-    const before = previous ? blobFiles(previous) : [];
-    const files = heldFilesOf(event);
-    for (let index = 0; index < files.length; index++) {
-      const file = files[index] as { path: string; sha256: string };
-      const held = before[index];
-      if (
-        held !== undefined &&
-        held.sha256 === file.sha256 &&
-        held.path === file.path &&
-        !this.unheld.has(file.sha256)
-      )
-        continue;
-      if (!this.options.blobs.has(file.sha256)) missing.add(file.sha256);
-    }
+    const { blobs } = this.options;
+    addMissingBlobs(
+      heldFilesOf(event),
+      previous ? blobFiles(previous) : [],
+      this.unheld,
+      (digest) => blobs.has(digest),
+      missing,
+    );
   }
 
   /** Copies blobs from the cache in batches of one round trip; resolves with those it does not hold. */

@@ -12,7 +12,7 @@ import type {
   FeedPage,
   SubtreeRelay,
 } from '@policygen/distribution';
-import { blobFiles, entryFor } from '@policygen/distribution';
+import { addMissingBlobs, blobFiles, entryFor } from '@policygen/distribution';
 import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
@@ -335,30 +335,14 @@ export class Follower implements ConfirmationSink {
     if (confirmations.length > 0) await this.confirm(confirmations);
   }
 
-  /**
-   * Adds the blobs of a kept entry that are not held. A file that the node's latest entry here
-   * names too, at the same place with the same digest, is held: a kept latest entry's blobs were
-   * stored before it was appended and stay referenced (the collector keeps them), but for the
-   * `unheld` ones. A node change alters one or two of its ~35 files: looking up the others, each
-   * digest hashed again from the page's JSON, was the largest part of applying a page (profiled).
-   */
+  /** Adds the blobs of a kept entry that are not held (`addMissingBlobs`: the node's kept latest entry's are). */
   private missingBlobs(entry: FeedEntry, missing: Set<string>): void {
     const { relayId, blobs, log } = this.options;
     if (!entry.bundle) return;
     const previous = log.latest(entry.nodeId);
     const before =
       previous?.bundle && entryFor(previous, relayId) === 'keep' ? blobFiles(previous.bundle) : [];
-    blobFiles(entry.bundle).forEach((file, index) => {
-      const held = before[index];
-      if (
-        held !== undefined &&
-        held.sha256 === file.sha256 &&
-        held.path === file.path &&
-        !this.unheld.has(file.sha256)
-      )
-        return;
-      if (!blobs.has(file.sha256)) missing.add(file.sha256);
-    });
+    addMissingBlobs(blobFiles(entry.bundle), before, this.unheld, (digest) => blobs.has(digest), missing);
   }
 
   /**

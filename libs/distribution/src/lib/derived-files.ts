@@ -87,3 +87,26 @@ export async function deriveFile(
   if (actual !== file.sha256) throw new DerivationError(nodeId, file.path, file.sha256, actual);
   return content;
 }
+
+/**
+ * Adds to `missing` the digests of `files` that `has` does not hold. A file that `before` (the
+ * blob files of the node's latest entry, held) names at the same place with the same digest is not
+ * looked up: a latest entry's blobs were stored before it was appended and stay referenced (the
+ * collector keeps them), but for the `unheld` ones (dropped as torn at opening and not given
+ * again). A node change alters one or two of its ~35 files: looking up the others, each digest
+ * freshly parsed from JSON hashed again, was the largest part of taking a page in (profiled).
+ */
+export function addMissingBlobs(
+  files: readonly FeedFile[],
+  before: readonly FeedFile[],
+  unheld: ReadonlySet<string>,
+  has: (sha256: string) => boolean,
+  missing: Set<string>,
+): void {
+  for (let index = 0; index < files.length; index++) {
+    const file = files[index] as FeedFile;
+    const held = before[index];
+    if (held?.sha256 === file.sha256 && held.path === file.path && !unheld.has(file.sha256)) continue;
+    if (!has(file.sha256)) missing.add(file.sha256);
+  }
+}
