@@ -51,7 +51,25 @@ const OPTIONAL_NEST_MODULES = [
   '@nestjs/typeorm/*',
 ];
 
+/**
+ * kafkajs's CRC-32C (every record batch it produces is checksummed) is replaced by ours, eight bytes
+ * a step where kafkajs goes one (libs/messaging/src/lib/kafka/crc32c.ts: the same checksum, 2.5×
+ * faster on a 4.5 KB record). kafkajs requires it as `./crc32C` from its `recordBatch/crc32C/index.js`.
+ */
+const KAFKAJS_CRC32C = join('kafkajs', 'src', 'protocol', 'recordBatch', 'crc32C');
+const fasterKafkaChecksum = {
+  name: 'kafkajs-crc32c',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\/crc32C$/ }, (args) =>
+      args.importer.endsWith(join(KAFKAJS_CRC32C, 'index.js'))
+        ? { path: join(root, 'libs', 'messaging', 'src', 'lib', 'kafka', 'kafkajs-crc32c.cjs') }
+        : undefined,
+    );
+  },
+};
+
 const common = {
+  plugins: [fasterKafkaChecksum],
   absWorkingDir: root,
   platform: 'node',
   target: 'node20',

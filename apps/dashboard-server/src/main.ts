@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import { z } from 'zod';
 import {
   ServiceShellModule,
   apiProxy,
+  collectProcessMetrics,
   createServiceApp,
   dashboardFiles,
   env,
@@ -28,7 +29,7 @@ runService({
   async start(settings, logger) {
     const api = settings.CONFIG_SERVICE_URL.replace(/\/+$/, '');
     const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
+    collectProcessMetrics(registry);
 
     @Module({
       imports: [

@@ -17,3 +17,4 @@ export * from './lib/auth/credential.guard';
 export * from './lib/auth/principal';
 export * from './lib/delivery-readiness';
 export { fsyncDirectory, stagingNameOf, writeFileDurably } from './lib/durable-files';
+export * from './lib/process-metrics';

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import { Option } from 'commander';
 import express from 'express';
-import { Registry, collectDefaultMetrics } from 'prom-client';
-import { apiProxy, dashboardFiles } from '@policygen/service-kit';
+import { Registry } from 'prom-client';
+import { apiProxy, collectProcessMetrics, dashboardFiles } from '@policygen/service-kit';
 import { EXIT_OK, InputError } from '../errors';
 import { writeLine } from '../io/streams';
 import type { CommandDefinition } from './context';
@@ -38,7 +38,7 @@ export const defineDashboard: CommandDefinition = (program, { streams, exitWith 
       const app = express();
       app.disable('x-powered-by');
       const registry = new Registry();
-      collectDefaultMetrics({ register: registry });
+      collectProcessMetrics(registry);
       app.get('/health/live', (_request, response) => {
         response.json({ status: 'ok', service: 'dashboard' });
       });

@@ -1,9 +1,14 @@
 import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { Authenticator, ReadinessCheck } from '@policygen/service-kit';
-import { createServiceApp, createServiceLogger, pingCheck } from '@policygen/service-kit';
+import {
+  collectProcessMetrics,
+  createServiceApp,
+  createServiceLogger,
+  pingCheck,
+} from '@policygen/service-kit';
 import { MemoryApiTokenStore } from '@policygen/store';
 import { ApiTokenRegistry } from '../api-tokens/api-token-registry';
 import { installRequestBodies } from '../http/request-bodies';
@@ -23,7 +28,7 @@ import { API_TOKENS } from './tokens';
  */
 export async function createConfigServiceApp(options: ConfigServiceOptions): Promise<NestExpressApplication> {
   const registry = options.registry ?? new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const readiness: ReadinessCheck[] = [];
   let status: () => unknown = () => ({ status: 'starting' });
   const logger = options.logger ?? createServiceLogger('config-service');

@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { RetryPolicy } from '@policygen/sdk';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import {
   BLOB_DIRECTORY,
@@ -29,6 +29,7 @@ import {
   BusMonitor,
   ServiceShellModule,
   catchUpCheck,
+  collectProcessMetrics,
   createServiceApp,
   deliveryCheck,
   pingCheck,
@@ -101,7 +102,7 @@ export async function startDistributionService(
   const blobs = await BlobDirectory.open(join(options.dataDir, 'blobs'), { health: disk });
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const deadLetters = new DeadLetters(producer, logger, registry);
   const delivery = new DeliveryMonitor(logger, registry);
   disk.register(registry);

@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { RetryPolicy } from '@policygen/sdk';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
 import { TOPICS, topicResolver } from '@policygen/events';
@@ -15,6 +15,7 @@ import {
   BusMonitor,
   ServiceShellModule,
   catchUpCheck,
+  collectProcessMetrics,
   createServiceApp,
   deliveryCheck,
   pingCheck,
@@ -85,7 +86,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   }
   const producer = await messaging.createProducer({ idempotent: true });
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const deadLetters = new DeadLetters(producer, logger, registry);
   const delivery = new DeliveryMonitor(logger, registry);
   const failures = new NodeFailures();

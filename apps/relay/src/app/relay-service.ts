@@ -5,7 +5,7 @@ import { Module } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import {
   BLOB_DIRECTORY,
   BlobCollector,
@@ -22,6 +22,7 @@ import {
 import type { ReadinessCheck } from '@policygen/service-kit';
 import {
   ServiceShellModule,
+  collectProcessMetrics,
   createServiceApp,
   stagingNameOf,
   writeFileDurably,
@@ -74,7 +75,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
   await rm(join(options.dataDir, 'trees'), { recursive: true, force: true });
   await rm(join(options.dataDir, 'nodes'), { recursive: true, force: true });
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   disk.register(registry);
   const identity: RelayIdentity = { relayId: options.relayId, parentUrl: options.parentUrl };
   const relaysFile = join(options.dataDir, 'relays.json');
