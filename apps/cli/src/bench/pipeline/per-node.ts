@@ -15,8 +15,13 @@ export interface PerNodeCost {
 export const STEADY_PHASES = ['steady', 'drain'] as const;
 export const IMPORT_PHASE = 'import';
 
-export function steadyCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
+/** What a process counted in the steady phases (CPU seconds, wake-ups), from its figures by phase. */
+export function steadyTotal(byPhase: Readonly<Record<string, number>>): number {
   return STEADY_PHASES.reduce((sum, phase) => sum + (byPhase[phase] ?? 0), 0);
+}
+
+export function steadyCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
+  return steadyTotal(byPhase);
 }
 
 export function importCpuSeconds(byPhase: Readonly<Record<string, number>>): number {

@@ -18,7 +18,7 @@ import { ConfirmationLog } from './confirmations';
 import { distributionOf } from './distribution-stats';
 import { InfrastructureWatch } from './infrastructure-watch';
 import type { ProcessRole } from './per-node';
-import { importCpuSeconds, perNodeCost, steadyCpuSeconds } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyCpuSeconds, steadyTotal } from './per-node';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
@@ -135,7 +135,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const infrastructureWatch = new InfrastructureWatch(options.infrastructure, sampler);
   const roles = new Map<string, ProcessRole>([[BENCH_PROCESS, 'bench']]);
   const confirmations = new ConfirmationLog(ROOT);
-  const phases: { name: string; cpu: Map<string, number> }[] = [];
+  const phases: Phase[] = [];
   let broken: Error | undefined;
   launcher.onUnexpectedExit((service) => {
     broken ??= new PipelineFailure(
@@ -177,7 +177,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   };
   const markPhase = async (name: string): Promise<void> => {
     await infrastructureWatch.refresh();
-    phases.push({ name, cpu: sampler.startPhase(name) });
+    phases.push({ name, cpu: sampler.startPhase(name), wakeUps: sampler.wakeUps() });
   };
 
   let succeeded = false;
@@ -674,9 +674,16 @@ export function parentRequests(
   };
 }
 
+/** A phase's start: each process's CPU seconds and main-thread wake-ups then. */
+interface Phase {
+  readonly name: string;
+  readonly cpu: Map<string, number>;
+  readonly wakeUps: Map<string, number>;
+}
+
 function processReports(
   sampler: ProcessSampler,
-  phases: readonly { name: string; cpu: Map<string, number> }[],
+  phases: readonly Phase[],
   roles: ReadonlyMap<string, ProcessRole>,
   work: { readonly nodeChanges: number; readonly nodes: number },
   yardstick: Yardstick,
@@ -685,13 +692,18 @@ function processReports(
     const byPhase: Record<string, number> = {};
     const exact: Record<string, number> = {};
     const rssByPhase: Record<string, number> = {};
+    const wakeUpsByPhase: Record<string, number> = {};
     for (let index = 0; index + 1 < phases.length; index++) {
-      const phase = phases[index] as (typeof phases)[number];
-      const next = phases[index + 1] as (typeof phases)[number];
+      const phase = phases[index] as Phase;
+      const next = phases[index + 1] as Phase;
       // A process started within the phase had spent nothing at its start.
       const spent = Math.max(0, (next.cpu.get(figures.name) ?? 0) - (phase.cpu.get(figures.name) ?? 0));
       exact[phase.name] = spent;
       byPhase[phase.name] = Math.round(spent * 100) / 100;
+      wakeUpsByPhase[phase.name] = Math.max(
+        0,
+        (next.wakeUps.get(figures.name) ?? 0) - (phase.wakeUps.get(figures.name) ?? 0),
+      );
       const rss = figures.peakRssMiBByPhase[phase.name];
       if (rss !== undefined) rssByPhase[phase.name] = rss;
     }
@@ -702,6 +714,11 @@ function processReports(
       peakRssMiBByPhase: rssByPhase,
       cpuSeconds: figures.cpuSeconds,
       cpuSecondsByPhase: byPhase,
+      wakeUpsByPhase,
+      steadyWakeUpsPerNodeChange:
+        work.nodeChanges > 0
+          ? Math.round((steadyTotal(wakeUpsByPhase) / work.nodeChanges) * 100) / 100
+          : null,
       ...perNodeCost(
         { steadySeconds: steadyCpuSeconds(exact), importSeconds: importCpuSeconds(exact) },
         work,

@@ -13,6 +13,8 @@ export interface ProcessFigures {
   readonly rssMiB: number;
   /** User + system CPU time so far. */
   readonly cpuSeconds: number;
+  /** Times the main thread was woken so far (see `wakeUps`). */
+  readonly wakeUps: number;
 }
 
 interface Member {
@@ -20,6 +22,7 @@ interface Member {
   peakRssKiB: number;
   rssKiB: number;
   cpuSeconds: number;
+  wakeUps: number;
   gone: boolean;
 }
 
@@ -116,6 +119,11 @@ function statusField(status: string, field: string): number {
   return match ? Number(match[1]) : 0;
 }
 
+function countField(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+)$`, 'm').exec(status);
+  return match ? Number(match[1]) : 0;
+}
+
 /**
  * Samples the memory and CPU time of processes from /proc at an interval. The last reading of a
  * process that exited stays: its figures are the ones it ended with (nearly). Several pids may be
@@ -135,7 +143,7 @@ export class ProcessSampler {
       this.watched.set(name, watched);
     }
     if (watched.members.has(pid)) return;
-    watched.members.set(pid, { pid, peakRssKiB: 0, rssKiB: 0, cpuSeconds: 0, gone: false });
+    watched.members.set(pid, { pid, peakRssKiB: 0, rssKiB: 0, cpuSeconds: 0, wakeUps: 0, gone: false });
     this.read(watched);
   }
 
@@ -171,7 +179,19 @@ export class ProcessSampler {
       ),
       rssMiB: Math.round(watched.rssKiB / KiB_PER_MiB),
       cpuSeconds: Math.round(cpuOf(watched) * 100) / 100,
+      wakeUps: wakeUpsOf(watched),
     }));
+  }
+
+  /**
+   * Times each process's main thread was woken so far, by name: its voluntary context switches, each
+   * a wait that ended (the event loop's for I/O or a timer, a synchronous flush's, the garbage
+   * collector's helpers'). A wake-up costs more than the work it brings when that work is small:
+   * caches are cold after the wait (README, Performance).
+   */
+  wakeUps(): Map<string, number> {
+    this.sample();
+    return new Map([...this.watched.values()].map((watched) => [watched.name, wakeUpsOf(watched)]));
   }
 
   /** CPU seconds of each process so far, by name. */
@@ -191,6 +211,8 @@ export class ProcessSampler {
         member.rssKiB = statusField(status, 'VmRSS');
         member.peakRssKiB = Math.max(member.peakRssKiB, statusField(status, 'VmHWM'), member.rssKiB);
         member.cpuSeconds = stat.cpuTicks / TICKS_PER_SECOND;
+        // The process's status is its main thread's (the thread group leader's): the event loop's.
+        member.wakeUps = countField(status, 'voluntary_ctxt_switches');
       } catch {
         // exited: its CPU stays counted, its memory is freed
         member.gone = true;
@@ -212,6 +234,12 @@ export class ProcessSampler {
     if (this.phase === undefined || watched.rssKiB === 0) return;
     watched.phasePeakKiB.set(this.phase, Math.max(watched.phasePeakKiB.get(this.phase) ?? 0, watched.rssKiB));
   }
+}
+
+function wakeUpsOf(watched: Watched): number {
+  let total = 0;
+  for (const member of watched.members.values()) total += member.wakeUps;
+  return total;
 }
 
 function cpuOf(watched: Watched): number {

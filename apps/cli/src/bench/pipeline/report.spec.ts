@@ -20,6 +20,8 @@ function processOf(
     peakRssMiBByPhase: { import: 250, steady: 280 },
     cpuSeconds: importSeconds + steadySeconds,
     cpuSecondsByPhase: { import: importSeconds, steady: steadySeconds, drain: 0 },
+    wakeUpsByPhase: { import: 400, steady: 900, drain: 100 },
+    steadyWakeUpsPerNodeChange: 1,
     ...perNodeCost({ importSeconds, steadySeconds }, work, 0.5),
   };
 }
@@ -141,6 +143,14 @@ describe('formatPipelineTable', () => {
     expect(text).toMatch(/process\s+peak RSS MiB\s+MiB import\s+MiB steady\s+MiB drain/);
     expect(text).toMatch(/config-service\s+300\s+250\s+280\s+-/);
     expect(text).not.toContain('scale-out');
+  });
+
+  it("counts each process's main-thread wake-ups by phase, and per node change in the steady ones", () => {
+    const text = formatPipelineTable(reportWith(1));
+    expect(text).toMatch(
+      /main-thread wake-ups\s+import\s+steady\s+drain\s+per node change \(steady \+ drain\)/,
+    );
+    expect(text).toMatch(/config-service\s+400\s+900\s+100\s+1\.00/);
   });
 
   it('has a scale-out section with each generator when several run', () => {

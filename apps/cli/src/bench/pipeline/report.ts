@@ -13,6 +13,12 @@ export interface ProcessReport extends PerNodeCost {
   /** User + system CPU seconds over the whole run, and within each phase. */
   readonly cpuSeconds: number;
   readonly cpuSecondsByPhase: Readonly<Record<string, number>>;
+  /**
+   * Times the main thread was woken (voluntary context switches) within each phase, and those of the
+   * steady phases per node change (null: no node changed): what the fixed costs of a batch grow with.
+   */
+  readonly wakeUpsByPhase: Readonly<Record<string, number>>;
+  readonly steadyWakeUpsPerNodeChange: number | null;
 }
 
 /** One generator's share of the work when several run (`--generators` above 1). */
@@ -264,6 +270,15 @@ export function formatPipelineTable(report: PipelineReport): string {
           const peak = process.peakRssMiBByPhase[phase];
           return peak === undefined ? '-' : String(peak);
         }),
+      ]),
+    ),
+    '',
+    ...table(
+      ['main-thread wake-ups', ...phases, 'per node change (steady + drain)'],
+      report.processes.map((process) => [
+        process.name,
+        ...phases.map((phase) => String(process.wakeUpsByPhase[phase] ?? 0)),
+        process.steadyWakeUpsPerNodeChange === null ? '-' : process.steadyWakeUpsPerNodeChange.toFixed(2),
       ]),
     ),
     '',
