@@ -67,9 +67,11 @@ export function describeSecuritySuite(
         [target.distributionUrl, 'GET', `/blobs/${SHA}`],
         [target.distributionUrl, 'POST', '/blobs', { digests: [SHA] }],
         [target.distributionUrl, 'POST', '/feeds/root/confirmations', { confirmations: [] }],
+        [target.distributionUrl, 'POST', '/feeds/root', { confirmations: [] }],
         [target.relayUrl, 'GET', '/feeds/relay-eu'],
         [target.relayUrl, 'GET', `/blobs/${SHA}`],
         [target.relayUrl, 'POST', '/feeds/relay-eu/confirmations', { confirmations: [] }],
+        [target.relayUrl, 'POST', '/feeds/relay-eu', { confirmations: [] }],
         [target.relayUrl, 'GET', '/nodes/web-par-001/policies'],
       ];
       const answers = [];

@@ -11,7 +11,7 @@ import { eventually } from '@policygen/testing-infra';
 import type { Parent } from './follower';
 import { Follower } from './follower';
 import type { ReadFeedPage } from './parent-client';
-import { MissingBlobsError } from './parent-client';
+import { MissingBlobsError, RefusedByParentError } from './parent-client';
 
 const AT = '2026-11-24T10:00:00.000Z';
 const digestOf = (content: string): string => createHash('sha256').update(content).digest('hex');
@@ -28,6 +28,10 @@ const contentsOf = (node: number, version: number): string[] => [
 class FileParent implements Parent {
   readonly url = 'file-parent';
   readonly confirmations: Confirmation[] = [];
+  /** Confirmation requests of their own (`confirm`), apart from those a page request carries. */
+  confirmRequests = 0;
+  /** Refuses (400) this many page requests that carry confirmations, as a parent refuses bad ones. */
+  refuseConfirming = 0;
   /** Blobs it answers as missing (collected, lost). */
   readonly lost = new Set<string>();
   private constructor(
@@ -79,7 +83,14 @@ class FileParent implements Parent {
     limit: number,
     signal?: AbortSignal,
     inlineBytes = 0,
+    confirmations: readonly Confirmation[] = [],
   ): Promise<ReadFeedPage> {
+    if (confirmations.length > 0 && this.refuseConfirming > 0) {
+      this.refuseConfirming--;
+      throw new RefusedByParentError(400, 'invalid confirmations');
+    }
+    // Taken before the page is waited for, as the parent's POST of a page does.
+    this.confirmations.push(...confirmations);
     let slice = this.log.after(after, 'eu', limit);
     if (slice.entries.length === 0 && waitMs > 0) {
       await Promise.race([
@@ -115,6 +126,7 @@ class FileParent implements Parent {
   }
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
+    this.confirmRequests++;
     this.confirmations.push(...confirmations);
   }
 
@@ -215,10 +227,18 @@ describe('Follower: a relay applying its parent feed', () => {
             });
             await expectSameState(parent, current);
             const kept = [...parent.log.latestEntries()].filter((entry) => entryFor(entry, 'eu') === 'keep');
-            for (const entry of kept)
-              expect(
-                parent.confirmations.some((c) => c.nodeId === entry.nodeId && c.hash === entry.bundle?.hash),
-              ).toBe(true);
+            const unconfirmed = (): string[] =>
+              kept
+                .filter(
+                  (entry) =>
+                    !parent.confirmations.some(
+                      (c) => c.nodeId === entry.nodeId && c.hash === entry.bundle?.hash,
+                    ),
+                )
+                .map((entry) => entry.nodeId);
+            // The last page's ride on the next page request, which follows at once.
+            await eventually(() => unconfirmed().length === 0, { what: 'every kept bundle confirmed' });
+            expect(unconfirmed()).toEqual([]);
           } finally {
             await relay.stop();
             await parent.close();
@@ -244,6 +264,37 @@ describe('Follower: a relay applying its parent feed', () => {
     expect(relay.log.latest('node-2')?.revision).toBe(2);
     await parent.publish(1, 3, 'eu');
     await eventually(() => relay.log.latest('node-1')?.revision === 3, { what: 'node 1 brought forward' });
+    await relay.stop();
+    await parent.close();
+  });
+
+  it('confirms a page with the request for the next one, not with a request of its own', async () => {
+    const parent = await FileParent.open(join(directory, 'parent'));
+    const relay = await followerOf(parent, join(directory, 'relay'), 10);
+    for (let version = 1; version <= 3; version++) {
+      await parent.publish(1, version, 'eu');
+      await eventually(
+        () => parent.confirmations.some((c) => c.nodeId === 'node-1' && c.revision === version),
+        { what: `version ${version} confirmed` },
+      );
+    }
+    expect(parent.confirmRequests).toBe(0);
+    await relay.stop();
+    await parent.close();
+  });
+
+  it('lets go of confirmations the parent refuses with a page request, and asks for the page again without them', async () => {
+    const parent = await FileParent.open(join(directory, 'parent'));
+    const relay = await followerOf(parent, join(directory, 'relay'), 10);
+    parent.refuseConfirming = 1;
+    await parent.publish(1, 1, 'eu');
+    await eventually(() => relay.log.latest('node-1')?.revision === 1, { what: 'version 1 applied' });
+    await parent.publish(1, 2, 'eu');
+    await eventually(() => relay.log.latest('node-1')?.revision === 2, { what: 'version 2 applied' });
+    await eventually(() => parent.confirmations.some((c) => c.revision === 2), {
+      what: 'version 2 confirmed',
+    });
+    expect(parent.confirmations.map((c) => c.revision)).toEqual([2]);
     await relay.stop();
     await parent.close();
   });

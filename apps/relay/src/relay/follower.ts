@@ -14,10 +14,15 @@ import type {
 } from '@policygen/distribution';
 import { addMissingBlobs, blobFiles, entryFor } from '@policygen/distribution';
 import type { ReadinessAnswer } from '@policygen/service-kit';
-import type { ParentClient } from './parent-client';
+import type { ParentClient, ReadFeedPage } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
 
 /** What the follower asks of its parent (ParentClient over HTTP). */
+/** Confirmations one page request carries at the most (as one confirmation request does). */
+const MAX_RIDING = 5_000;
+/** Confirmations kept while the parent does not take them, at the most. */
+const MAX_WAITING = 200_000;
+
 export type Parent = Pick<ParentClient, 'url' | 'feed' | 'blobs' | 'confirm'>;
 
 const INLINE_BYTES = 2 ** 20;
@@ -78,6 +83,8 @@ export class Follower implements ConfirmationSink {
   private parentHead: { readonly seq: number; readonly revision: number } | null = null;
   private caughtUp = false;
   private outbox: Confirmation[] = [];
+  /** This relay's own confirmations of the pages applied, for the next page request to carry. */
+  private readonly riding: Confirmation[] = [];
   /**
    * Blobs a kept entry names that opening dropped as torn and the parent could not give again:
    * the one exception to "a kept latest entry's blobs are held", which `missingBlobs` relies on.
@@ -180,6 +187,8 @@ export class Follower implements ConfirmationSink {
     this.stopped = true;
     this.abort.abort();
     await this.running;
+    // Those of the last page, which no page request will carry now.
+    if (this.riding.length > 0) await this.confirm(this.riding.splice(0));
     await this.flushing;
   }
 
@@ -194,13 +203,33 @@ export class Follower implements ConfirmationSink {
   }
 
   private async page(after: number, waitMs: number): Promise<FeedPage> {
-    const page = await this.options.parent.feed(
-      after,
-      waitMs,
-      this.pageSize,
-      this.abort.signal,
-      this.options.inlineBytes ?? INLINE_BYTES,
-    );
+    const confirmations = this.riding.splice(0, MAX_RIDING);
+    let page: ReadFeedPage;
+    try {
+      page = await this.options.parent.feed(
+        after,
+        waitMs,
+        this.pageSize,
+        this.abort.signal,
+        this.options.inlineBytes ?? INLINE_BYTES,
+        confirmations,
+      );
+    } catch (error) {
+      if (error instanceof RefusedByParentError) {
+        // The parent refused the request with them: asked again it would refuse it again. They go,
+        // the page is asked for again without them.
+        this.confirmationsDropped.inc({ status: String(error.status) }, confirmations.length);
+        this.options.logger.warn(
+          { err: error, confirmations: confirmations.length },
+          'confirmations refused by the parent with a page request: dropped, not sent again',
+        );
+      } else {
+        this.riding.unshift(...confirmations);
+        // Confirmations are about lag, not correctness: past this many, the oldest are let go.
+        if (this.riding.length > MAX_WAITING) this.riding.splice(0, this.riding.length - MAX_WAITING);
+      }
+      throw error;
+    }
     if (page.refused.length > 0)
       this.options.logger.warn(
         { refused: page.refused.slice(0, 10), count: page.refused.length, after },
@@ -232,6 +261,8 @@ export class Follower implements ConfirmationSink {
         // The credentials first: a relay below may ask for this page's entries as soon as they are on disk.
         if (page.relays) await this.options.onSubtreeRelays?.(page.relays);
         await this.apply(page);
+        // The next page is asked for already (a catch-up's full pages): they go on their own.
+        if (ahead && this.riding.length > 0) await this.confirm(this.riding.splice(0));
         if (page.head) this.parentHead = page.head;
         this.caughtUp = page.entries.length < this.pageSize;
         this.lastSyncAt = new Date().toISOString();
@@ -332,7 +363,8 @@ export class Follower implements ConfirmationSink {
         confirmedAt,
       });
     }
-    if (confirmations.length > 0) await this.confirm(confirmations);
+    // They go with the next page request (the parent takes them first): no request of their own.
+    this.riding.push(...confirmations);
   }
 
   /** Adds the blobs of a kept entry that are not held (`addMissingBlobs`: the node's kept latest entry's are). */
@@ -442,7 +474,7 @@ export class Follower implements ConfirmationSink {
           }
           this.outbox.unshift(...batch);
           // Confirmations are about lag, not correctness: past this many, the oldest are let go.
-          if (this.outbox.length > 200_000) this.outbox.splice(0, this.outbox.length - 200_000);
+          if (this.outbox.length > MAX_WAITING) this.outbox.splice(0, this.outbox.length - MAX_WAITING);
           this.options.logger.warn({ err: error }, 'confirmations not accepted by the parent; retrying');
           if (this.stopped) break;
           await new Promise((resolve) => setTimeout(resolve, 1_000));

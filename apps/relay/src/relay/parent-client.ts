@@ -37,6 +37,11 @@ export class RefusedByParentError extends Error {
 /** Statuses that may pass: a parent that does not know this relay's credential yet, a timeout, a rate limit. */
 const TRANSIENT_CLIENT_ERRORS = new Set([401, 408, 429]);
 
+/** A 4xx that asking again would only repeat (not a credential rotating, a timeout or a rate limit). */
+function isRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && !TRANSIENT_CLIENT_ERRORS.has(status);
+}
+
 /** A feed page with each entry read on its own: one that is not an entry is refused, not the page. */
 const feedEnvelopeSchema = feedPageSchema.extend({ entries: z.array(z.unknown()) });
 
@@ -57,6 +62,8 @@ export class ParentClient {
   private readonly refusedEntries: Counter | null;
   private readonly authorization: string;
   private readonly http = new ParentHttp();
+  /** Whether the parent takes confirmations with a page request (false once it answered 404 to one). */
+  private pagesTakeConfirmations = true;
 
   constructor(
     private readonly baseUrl: string,
@@ -96,16 +103,35 @@ export class ParentClient {
     limit: number,
     signal?: AbortSignal,
     inlineBytes = 0,
+    confirmations: readonly Confirmation[] = [],
   ): Promise<ReadFeedPage> {
     const inline = inlineBytes > 0 ? `&inlineBytes=${inlineBytes}` : '';
     const url = this.at(
       `/feeds/${encodeURIComponent(this.relayId)}?after=${after}&waitMs=${waitMs}&limit=${limit}${inline}`,
     );
-    const response = await this.request('feed', { method: 'GET', url, ...(signal ? { signal } : {}) });
-    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
+    const confirming = confirmations.length > 0 && this.pagesTakeConfirmations;
+    const method = confirming ? 'POST' : 'GET';
+    const response = await this.request('feed', {
+      method,
+      url,
+      ...(confirming ? { body: JSON.stringify({ confirmations }) } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    if (confirming && (response.status === 404 || response.status === 405)) {
+      // A parent older than pages that take confirmations: they go on their own, as before.
+      await response.discard();
+      this.pagesTakeConfirmations = false;
+      await this.confirm(confirmations);
+      return this.feed(after, waitMs, limit, signal, inlineBytes);
+    }
+    if (!response.ok) {
+      const message = `${method} ${url} answered ${response.status}: ${(await response.text()).slice(0, 2_000)}`;
+      if (confirming && isRefusal(response.status)) throw new RefusedByParentError(response.status, message);
+      throw new Error(message);
+    }
     const parsed = feedEnvelopeSchema.safeParse(await response.json());
     if (!parsed.success)
-      throw new Error(`GET ${url} gave a page that is not a feed page: ${parsed.error.message}`);
+      throw new Error(`${method} ${url} gave a page that is not a feed page: ${parsed.error.message}`);
     const entries: FeedEntry[] = [];
     const refused: RefusedEntry[] = [];
     parsed.data.entries.forEach((raw, index) => {
@@ -170,8 +196,7 @@ export class ParentClient {
       return;
     }
     const message = `POST ${url} answered ${response.status}: ${(await response.text()).slice(0, 2_000)}`;
-    if (response.status >= 400 && response.status < 500 && !TRANSIENT_CLIENT_ERRORS.has(response.status))
-      throw new RefusedByParentError(response.status, message);
+    if (isRefusal(response.status)) throw new RefusedByParentError(response.status, message);
     throw new Error(message);
   }
 

@@ -13,7 +13,7 @@ import { extract } from 'tar-stream';
 import { ServiceShellModule } from '@policygen/service-kit';
 import { BlobDirectory } from '../disk/blob-directory';
 import { FeedLog } from '../disk/feed-log';
-import type { FeedPage } from '../feed';
+import type { Confirmation, FeedPage } from '../feed';
 import { issueRelayToken } from '../relay-token';
 import { deploymentAuthenticator, RELAY_DIRECTORY, TopologyRelayDirectory } from './feed-access';
 import {
@@ -48,6 +48,7 @@ describe('FeedController: blobs over HTTP', () => {
   let directory: string;
   let app: INestApplication;
   let url: string;
+  const confirmed: Confirmation[] = [];
   let log: FeedLog;
   let blobs: BlobDirectory;
   const contents = Array.from({ length: 700 }, (_, index) => `blob ${index}\n${'z'.repeat(index * 37)}`);
@@ -91,7 +92,14 @@ describe('FeedController: blobs over HTTP', () => {
       providers: [
         { provide: FEED_LOG, useValue: log },
         { provide: BLOB_DIRECTORY, useValue: blobs },
-        { provide: CONFIRMATION_SINK, useValue: { confirm: async () => undefined } },
+        {
+          provide: CONFIRMATION_SINK,
+          useValue: {
+            confirm: async (given: readonly Confirmation[]) => {
+              confirmed.push(...given);
+            },
+          },
+        },
         { provide: RELAY_DIRECTORY, useValue: new TopologyRelayDirectory(SECRET, () => null) },
       ],
     })
@@ -158,6 +166,36 @@ describe('FeedController: blobs over HTTP', () => {
       404,
     );
     expect((await fetch(`${url}/blobs/nothex`, { headers: ROOT_CREDENTIAL })).status).toBe(400);
+  });
+
+  it('takes the confirmations of the page before with a page request, then serves the page; refuses bad ones', async () => {
+    const confirmation = (nodeId: string, relayId = 'root'): Confirmation => ({
+      relayId,
+      nodeId,
+      hash: `sha256:${digestOf(nodeId)}`,
+      revision: 1,
+      committedAt: AT,
+      generatedAt: AT,
+      distributedAt: AT,
+      confirmedAt: AT,
+    });
+    const pageWith = (body: unknown) =>
+      fetch(`${url}/feeds/root?after=0&waitMs=0`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ROOT_CREDENTIAL },
+        body: JSON.stringify(body),
+      });
+    confirmed.length = 0;
+    const answer = await pageWith({ confirmations: [confirmation('n1')] });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as FeedPage).entries.map((entry) => entry.nodeId)).toContain('n1');
+    expect(confirmed).toEqual([confirmation('n1')]);
+
+    const undated = await pageWith({ confirmations: [{ ...confirmation('n1'), confirmedAt: 'yesterday' }] });
+    expect(undated.status).toBe(400);
+    expect(await undated.json()).toMatchObject({ issues: [{ path: '$.confirmations.0.confirmedAt' }] });
+    expect((await pageWith({ confirmations: [confirmation('n1', 'elsewhere')] })).status).toBe(403);
+    expect(confirmed).toHaveLength(1);
   });
 
   it('gives with a page, when asked, the small blobs one bundle alone names, within the asked bytes', async () => {

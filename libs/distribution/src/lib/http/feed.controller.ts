@@ -87,6 +87,42 @@ export class FeedController {
     @Res() response: Response,
   ): Promise<void> {
     requireSelf(caller, relayId);
+    await this.page(relayId, { after, waitMs, limit, inlineBytes }, response);
+  }
+
+  /**
+   * The same page, asked for with the confirmations of the page before (`{ confirmations }`, as
+   * `POST …/confirmations` takes them): a node change then costs a relay one request to its parent,
+   * not a page and a confirmation. They are checked and passed on before the page is waited for.
+   */
+  @Post('feeds/:relayId')
+  @HttpCode(200)
+  async feedConfirming(
+    @Caller() caller: Principal,
+    @Param('relayId') relayId: string,
+    @Query('after') after: string | undefined,
+    @Query('waitMs') waitMs: string | undefined,
+    @Query('limit') limit: string | undefined,
+    @Query('inlineBytes') inlineBytes: string | undefined,
+    @Body() body: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
+    requireSelf(caller, relayId);
+    await this.acceptConfirmations(relayId, body);
+    await this.page(relayId, { after, waitMs, limit, inlineBytes }, response);
+  }
+
+  private async page(
+    relayId: string,
+    query: {
+      readonly after: string | undefined;
+      readonly waitMs: string | undefined;
+      readonly limit: string | undefined;
+      readonly inlineBytes: string | undefined;
+    },
+    response: Response,
+  ): Promise<void> {
+    const { after, waitMs, limit, inlineBytes } = query;
     const cursor = integerParameter('after', after, 0, Number.MAX_SAFE_INTEGER, 0);
     const wait = integerParameter('waitMs', waitMs, 0, MAX_WAIT_MS, 0);
     const size = integerParameter('limit', limit, 1, MAX_PAGE, 1_000);
@@ -162,6 +198,11 @@ export class FeedController {
     @Body() body: unknown,
   ): Promise<{ accepted: number }> {
     requireSelf(caller, relayId);
+    return { accepted: await this.acceptConfirmations(relayId, body) };
+  }
+
+  /** Checks a relay's confirmations (400: not confirmations; 403: outside its subtree) and passes them on. */
+  private async acceptConfirmations(relayId: string, body: unknown): Promise<number> {
     const parsed = confirmationsSchema.safeParse(body);
     if (!parsed.success) throw invalid('invalid confirmations', parsed.error.issues);
     const outside = parsed.data.confirmations.filter(
@@ -172,8 +213,8 @@ export class FeedController {
         message: `${outside.length} of the confirmations concern relays or nodes outside the subtree of relay ${relayId}`,
         outside: outside.slice(0, 10).map(({ relayId: by, nodeId }) => ({ relayId: by, nodeId })),
       });
-    await this.sink.confirm(parsed.data.confirmations);
-    return { accepted: parsed.data.confirmations.length };
+    if (parsed.data.confirmations.length > 0) await this.sink.confirm(parsed.data.confirmations);
+    return parsed.data.confirmations.length;
   }
 
   /**
