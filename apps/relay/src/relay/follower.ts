@@ -215,15 +215,9 @@ export class Follower implements ConfirmationSink {
         confirmations,
       );
     } catch (error) {
-      if (error instanceof RefusedByParentError) {
-        // The parent refused the request with them: asked again it would refuse it again. They go,
-        // the page is asked for again without them.
-        this.confirmationsDropped.inc({ status: String(error.status) }, confirmations.length);
-        this.options.logger.warn(
-          { err: error, confirmations: confirmations.length },
-          'confirmations refused by the parent with a page request: dropped, not sent again',
-        );
-      } else {
+      // Refused with them, the request would be refused again: they go, the page is asked for without them.
+      if (error instanceof RefusedByParentError) this.dropRefused(error, confirmations.length);
+      else {
         this.riding.unshift(...confirmations);
         // Confirmations are about lag, not correctness: past this many, the oldest are let go.
         if (this.riding.length > MAX_WAITING) this.riding.splice(0, this.riding.length - MAX_WAITING);
@@ -456,6 +450,14 @@ export class Follower implements ConfirmationSink {
     return absent;
   }
 
+  private dropRefused(error: RefusedByParentError, count: number): void {
+    this.confirmationsDropped.inc({ status: String(error.status) }, count);
+    this.options.logger.warn(
+      { err: error, confirmations: count },
+      'confirmations refused by the parent: dropped, not sent again',
+    );
+  }
+
   private flushSoon(): void {
     this.flushing ??= (async () => {
       while (this.outbox.length > 0) {
@@ -465,11 +467,7 @@ export class Follower implements ConfirmationSink {
         } catch (error) {
           if (error instanceof RefusedByParentError) {
             // Sent again, it would be refused again, forever: this batch is let go, the next ones go on.
-            this.confirmationsDropped.inc({ status: String(error.status) }, batch.length);
-            this.options.logger.warn(
-              { err: error, confirmations: batch.length },
-              'confirmations refused by the parent: dropped, not sent again',
-            );
+            this.dropRefused(error, batch.length);
             continue;
           }
           this.outbox.unshift(...batch);

@@ -50,6 +50,14 @@ const WRITE_PIECE = 256 * 2 ** 10;
 const BLOCK = 512;
 const PAGE_START = Buffer.from('{"entries":[');
 
+/** A page's query parameters, as given (each checked where it is read). */
+interface PageQuery {
+  readonly after?: string;
+  readonly waitMs?: string;
+  readonly limit?: string;
+  readonly inlineBytes?: string;
+}
+
 export const blobBatchSchema = z.object({
   digests: z.array(z.string().regex(SHA256, '64 lowercase hex digits')).min(1).max(MAX_BLOB_BATCH),
 });
@@ -80,14 +88,11 @@ export class FeedController {
   async feed(
     @Caller() caller: Principal,
     @Param('relayId') relayId: string,
-    @Query('after') after: string | undefined,
-    @Query('waitMs') waitMs: string | undefined,
-    @Query('limit') limit: string | undefined,
-    @Query('inlineBytes') inlineBytes: string | undefined,
+    @Query() query: PageQuery,
     @Res() response: Response,
   ): Promise<void> {
     requireSelf(caller, relayId);
-    await this.page(relayId, { after, waitMs, limit, inlineBytes }, response);
+    await this.page(relayId, query, response);
   }
 
   /**
@@ -100,28 +105,16 @@ export class FeedController {
   async feedConfirming(
     @Caller() caller: Principal,
     @Param('relayId') relayId: string,
-    @Query('after') after: string | undefined,
-    @Query('waitMs') waitMs: string | undefined,
-    @Query('limit') limit: string | undefined,
-    @Query('inlineBytes') inlineBytes: string | undefined,
+    @Query() query: PageQuery,
     @Body() body: unknown,
     @Res() response: Response,
   ): Promise<void> {
     requireSelf(caller, relayId);
     await this.acceptConfirmations(relayId, body);
-    await this.page(relayId, { after, waitMs, limit, inlineBytes }, response);
+    await this.page(relayId, query, response);
   }
 
-  private async page(
-    relayId: string,
-    query: {
-      readonly after: string | undefined;
-      readonly waitMs: string | undefined;
-      readonly limit: string | undefined;
-      readonly inlineBytes: string | undefined;
-    },
-    response: Response,
-  ): Promise<void> {
+  private async page(relayId: string, query: PageQuery, response: Response): Promise<void> {
     const { after, waitMs, limit, inlineBytes } = query;
     const cursor = integerParameter('after', after, 0, Number.MAX_SAFE_INTEGER, 0);
     const wait = integerParameter('waitMs', waitMs, 0, MAX_WAIT_MS, 0);
