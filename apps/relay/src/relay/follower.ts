@@ -215,13 +215,11 @@ export class Follower implements ConfirmationSink {
         confirmations,
       );
     } catch (error) {
-      // Refused with them, the request would be refused again: they go, the page is asked for without them.
+      // Refused with them, the request would be refused again: they go, the page is asked for
+      // without them. Failed otherwise (the parent cannot pass them on: its bus is away), they are
+      // sent on their own, retried apart: the pages never wait for them.
       if (error instanceof RefusedByParentError) this.dropRefused(error, confirmations.length);
-      else {
-        this.riding.unshift(...confirmations);
-        // Confirmations are about lag, not correctness: past this many, the oldest are let go.
-        if (this.riding.length > MAX_WAITING) this.riding.splice(0, this.riding.length - MAX_WAITING);
-      }
+      else if (confirmations.length > 0) await this.confirm(confirmations);
       throw error;
     }
     if (page.refused.length > 0)
