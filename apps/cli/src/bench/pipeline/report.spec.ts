@@ -41,6 +41,7 @@ function reportWith(generators: number): PipelineReport {
       engineMsPerNode: 0.5,
       engineWallMsPerNode: 0.6,
       roundsMsPerNode: [0.5, 0.49, 0.52],
+      paced: { engineMsPerNode: 0.8, timesRuler: 1.6, slices: 12, nodesPerSlice: 64, pauseMs: 150 },
       nodesTimed: 2_000,
       warmUpNodes: 500,
       method: 'the method, in a sentence.',

@@ -201,6 +201,9 @@ export function formatPerNodeTable(report: PipelineReport): string[] {
     `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} CPU ms per node (wall ${yardstick.engineWallMsPerNode.toFixed(3)} ms), ` +
       `${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up`,
     `  ${yardstick.method}`,
+    `  paced (not the ruler): ${yardstick.paced.engineMsPerNode.toFixed(3)} CPU ms per node, ${times(yardstick.paced.timesRuler)} ` +
+      `the ruler, in ${yardstick.paced.slices} slices of ${yardstick.paced.nodesPerSlice} nodes ${yardstick.paced.pauseMs} ms apart ` +
+      `(the generator's slice of a change, the outbox window): the same work, in bursts as the steady phase brings it`,
     `CPU ms per node change (${report.perNode.steadyPhases.join(' + ')}; ${report.perNode.nodeChanges} node changes) ` +
       `and per node (import; ${report.perNode.nodesWithBundle} nodes with a bundle); ` +
       `config-service steady ${times(report.perNode.configServiceSteadyTimesEngine)} the engine`,

@@ -16,4 +16,25 @@ describe('measureYardstick', () => {
     expect(yardstick.engineMsPerNode).toBeGreaterThan(0);
     expect(yardstick.engineWallMsPerNode).toBeGreaterThan(0);
   });
+
+  it('times untouched nodes again in slices, each after its pause, beside the ruler and not as it', () => {
+    const validation = validateFleet(buildBenchFleet({ nodes: 200, seed: 5 }).fleet);
+    if (!validation.ok) throw new Error('the bench fleet is invalid');
+    const started = Date.now();
+    const yardstick = measureYardstick(validation.fleet, {
+      warmUpNodes: 20,
+      timedNodes: 20,
+      pacedSlices: 4,
+      pacedSliceNodes: 10,
+      pacedPauseMs: 40,
+    });
+
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 40);
+    expect(yardstick.paced).toMatchObject({ slices: 4, nodesPerSlice: 10, pauseMs: 40 });
+    expect(yardstick.paced.engineMsPerNode).toBeGreaterThan(0);
+    expect(yardstick.paced.timesRuler).toBeCloseTo(
+      yardstick.paced.engineMsPerNode / yardstick.engineMsPerNode,
+      1,
+    );
+  });
 });

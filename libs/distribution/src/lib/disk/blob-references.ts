@@ -112,12 +112,6 @@ export class BlobReferences {
     return false;
   }
 
-  /** Whether exactly one file of the served latest bundles references the blob, and no unserved one. */
-  soleReference(digest: string): boolean {
-    const held = this.byDigest.get(digest);
-    return held !== undefined && !(held instanceof Map) && held.count === 1 && !this.unserved.has(digest);
-  }
-
   /** Whether any latest bundle references the blob, served or not. */
   referencedAnywhere(digest: string): boolean {
     return this.byDigest.has(digest) || this.unserved.has(digest);

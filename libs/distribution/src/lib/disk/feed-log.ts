@@ -204,11 +204,6 @@ export class FeedLog {
     return this.entriesBySeq.get(seq)?.fresh ?? [];
   }
 
-  /** Whether one file of one latest bundle alone names the blob (a node's own, new with it, most likely). */
-  soleReference(digest: string): boolean {
-    return this.references.soleReference(digest);
-  }
-
   /** Whether a node's latest bundle names the blob, whether it is served anywhere or not. */
   referencedAnywhere(digest: string): boolean {
     return this.references.referencedAnywhere(digest);

@@ -150,8 +150,9 @@ export class FeedController {
 
   /**
    * The blobs to give with a page: those of the bundles the relay keeps that their entry was the
-   * first to name and that one file of one bundle alone names still — a node's own, new with this
-   * entry (its properties, its manifest's properties part) — small ones, up to `budget` bytes in all. A node change then
+   * first to name (no bundle served before named them, so no relay holds them from an earlier
+   * page) — a node's own new files, and a file new with a change that several nodes share, given
+   * once with the first entry that names it — small ones, up to `budget` bytes in all. A node change then
    * reaches a relay in one request, not a page and a blob request; a blob the relay holds already
    * costs only its bytes, one it lacks and was not given is asked for as before.
    */
@@ -167,7 +168,7 @@ export class FeedController {
       if (!entry.bundle || entryFor(entry, relayId) !== 'keep') continue;
       // The digests new with this entry, not its ~35 files: a node change brings one or two.
       for (const digest of this.log.freshDigests(entry.seq)) {
-        if (digest in blobs || !this.log.soleReference(digest)) continue;
+        if (digest in blobs) continue;
         const size = this.blobs.sizeOf(digest);
         if (size === undefined || size > MAX_INLINE_BLOB || bytes + size > budget) continue;
         try {
