@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { importCpuSeconds, perNodeCost, steadyCpuSeconds } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyTotal } from './per-node';
 
 describe('perNodeCost', () => {
   it('divides CPU ms by the work and by the yardstick', () => {
@@ -52,8 +52,8 @@ describe('perNodeCost', () => {
 
   it("counts the steady load's CPU over the steady and drain phases, the import's over its own", () => {
     const byPhase = { import: 4, steady: 2, drain: 0.5, verification: 9, 'fresh relay': 7 };
-    expect(steadyCpuSeconds(byPhase)).toBe(2.5);
+    expect(steadyTotal(byPhase)).toBe(2.5);
     expect(importCpuSeconds(byPhase)).toBe(4);
-    expect(steadyCpuSeconds({})).toBe(0);
+    expect(steadyTotal({})).toBe(0);
   });
 });

@@ -20,10 +20,6 @@ export function steadyTotal(byPhase: Readonly<Record<string, number>>): number {
   return STEADY_PHASES.reduce((sum, phase) => sum + (byPhase[phase] ?? 0), 0);
 }
 
-export function steadyCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
-  return steadyTotal(byPhase);
-}
-
 export function importCpuSeconds(byPhase: Readonly<Record<string, number>>): number {
   return byPhase[IMPORT_PHASE] ?? 0;
 }

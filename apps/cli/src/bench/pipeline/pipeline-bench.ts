@@ -18,7 +18,7 @@ import { ConfirmationLog } from './confirmations';
 import { distributionOf } from './distribution-stats';
 import { InfrastructureWatch } from './infrastructure-watch';
 import type { ProcessRole } from './per-node';
-import { importCpuSeconds, perNodeCost, steadyCpuSeconds, steadyTotal } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyTotal } from './per-node';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
@@ -340,10 +340,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const services = processes.filter((process) => process.role === 'service');
     const serviceCost = perNodeCost(
       {
-        steadySeconds: services.reduce(
-          (sum, process) => sum + steadyCpuSeconds(process.cpuSecondsByPhase),
-          0,
-        ),
+        steadySeconds: services.reduce((sum, process) => sum + steadyTotal(process.cpuSecondsByPhase), 0),
         importSeconds: services.reduce(
           (sum, process) => sum + importCpuSeconds(process.cpuSecondsByPhase),
           0,
@@ -720,7 +717,7 @@ function processReports(
           ? Math.round((steadyTotal(wakeUpsByPhase) / work.nodeChanges) * 100) / 100
           : null,
       ...perNodeCost(
-        { steadySeconds: steadyCpuSeconds(exact), importSeconds: importCpuSeconds(exact) },
+        { steadySeconds: steadyTotal(exact), importSeconds: importCpuSeconds(exact) },
         work,
         yardstick.engineMsPerNode,
       ),
