@@ -18,16 +18,25 @@ interface BenchCommandOptions {
   readonly pipeline: boolean;
   readonly rate: number;
   readonly seconds: number;
+  readonly warmUp: number;
   readonly generators: number;
   readonly profile?: string;
 }
 
 const ENGINE_NODES = 100_000;
 const PIPELINE_NODES = 10_000;
+/** As long as the measured load: at 20 change sets a second, V8 is still compiling the services' code for it after 30 s. */
+const PIPELINE_WARM_UP_SECONDS = 30;
 
 function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
     throw new InvalidArgumentError('must be a positive integer');
+  return Number(value);
+}
+
+function nonNegativeInteger(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError('must be a non-negative integer');
   return Number(value);
 }
 
@@ -76,6 +85,14 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         .default(30),
     )
     .addOption(
+      new Option(
+        '--warm-up <seconds>',
+        'with --pipeline: seconds of the same load before the measured one, reported apart (0: none)',
+      )
+        .argParser(nonNegativeInteger)
+        .default(PIPELINE_WARM_UP_SECONDS),
+    )
+    .addOption(
       new Option('--generators <n>', 'with --pipeline: generator instances (one consumer group)')
         .argParser(positiveInteger)
         .default(1),
@@ -102,6 +119,7 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
             seed: options.seed,
             rate: options.rate,
             seconds: options.seconds,
+            warmUpSeconds: options.warmUp,
             generators: options.generators,
             out: options.out ?? 'bench-pipeline.json',
             ...(options.profile === undefined ? {} : { profile: options.profile }),

@@ -21,6 +21,7 @@ describe('policygen bench --pipeline (small)', () => {
       seed: 3,
       rate: 5,
       seconds: 4,
+      warmUpSeconds: 2,
       generators: 1,
       infrastructure,
       httpChecks: 100,
@@ -48,7 +49,18 @@ describe('policygen bench --pipeline (small)', () => {
     expect(steady.committedPerSecond).toBeGreaterThan(0);
   });
 
-  it('ends with every relay serving exactly the bundles the engine computes', () => {
+  it('runs the warm-up load before the measured one, drained, in a phase of its own', () => {
+    const { warmUp } = report;
+    expect(warmUp?.changeSets).toBe(10);
+    expect(warmUp?.committed).toBe(10);
+    expect(warmUp?.nodeChanges).toBeGreaterThanOrEqual(warmUp?.lagMs.count ?? 1);
+    expect(warmUp?.services.cpuMsPerNodeChange).toBeGreaterThan(0);
+    for (const service of report.processes.filter((process) => process.role === 'service'))
+      expect(service.cpuSecondsByPhase['warm-up']).toBeGreaterThan(0);
+    expect(report.perNode.steadyPhases).toEqual(['steady', 'drain']);
+  });
+
+  it('ends with every relay serving exactly the bundles the engine computes, after every change set', () => {
     expect(report.verification.nodesCompared).toBe(report.fleet.nodesWithBundle);
     expect(report.verification.mismatches).toBe(0);
     expect(report.verification.httpChecked).toBe(200);

@@ -33,6 +33,12 @@ export interface PipelineBenchOptions {
   /** Change sets per second of the steady load, and for how long. */
   readonly rate: number;
   readonly seconds: number;
+  /**
+   * Seconds of the same load before the measured one (default 0), in a phase of their own: the
+   * services' code for small change sets is compiled by V8 while it runs (the import's is another),
+   * as the yardstick's engine is warmed up before it is timed.
+   */
+  readonly warmUpSeconds?: number;
   readonly generators: number;
   readonly infrastructure: TestInfrastructure;
   readonly progress?: PipelineProgress;
@@ -63,6 +69,7 @@ const SILENT: PipelineProgress = {
   end: () => undefined,
 };
 const ROOT = 'root';
+const WARM_UP_PHASE = 'warm-up';
 const PARTITIONS = 12;
 /** This process: the load's HTTP client, the confirmations' consumer and the in-process engine. */
 const BENCH_PROCESS = 'bench (this process)';
@@ -76,6 +83,20 @@ interface CommitRecord {
   readonly sentAt: number;
   readonly answeredAt: number;
   readonly commitMs: number;
+}
+
+/** A committed change set and the nodes whose bundles it changes. */
+interface TrackedChange {
+  readonly record: CommitRecord;
+  readonly nodes: readonly string[];
+}
+
+/** When a change set's last node was generated, distributed and on the relay (ms after its commit; `onRelay` an instant). */
+interface Stage {
+  readonly generated: number;
+  readonly distributed: number;
+  readonly onRelay: number;
+  readonly lag: number;
 }
 
 class PipelineFailure extends Error {}
@@ -119,11 +140,27 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const importHashes = hashesOf(engine);
   const failedNodes = [...engine.allResults().values()].filter((result) => result.status === 'failed').length;
 
-  progress.log(`planning ${options.rate * options.seconds} change sets and the bundles each changes`);
+  const warmUpCount = Math.round(options.rate * (options.warmUpSeconds ?? 0));
+  const steadyCount = Math.round(options.rate * options.seconds);
+  progress.log(
+    `planning ${warmUpCount > 0 ? `${warmUpCount} warm-up and ` : ''}${steadyCount} change sets and the bundles each changes`,
+  );
+  // The measured change sets are those of a run without warm-up; the warm-up's, of the same mix,
+  // come from a seed of their own and write values of their own, so that the measured ones change
+  // the same nodes after them.
   const plan = planSteadyChanges(engine.compiled, bench.landmarks, {
-    count: Math.round(options.rate * options.seconds),
+    count: steadyCount,
     seed: options.seed,
   });
+  const warmUpChanges =
+    warmUpCount > 0
+      ? planSteadyChanges(engine.compiled, bench.landmarks, {
+          count: warmUpCount,
+          seed: warmUpSeedOf(options.seed),
+        }).changes
+      : [];
+  // Applied in the order they are sent: the warm-up's first.
+  const changedByWarmUp = warmUpChanges.map((change) => changedNodes(engine, change.changeSet));
   const changedByPlan = plan.changes.map((change) => changedNodes(engine, change.changeSet));
 
   const namespace = freshNamespace();
@@ -247,64 +284,81 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     ).length;
     const secondsTo100 = at(1);
 
-    // (b) the steady load
+    const api = { url: config.url, token: launcher.adminToken };
+    const trackedOf = (committed: readonly CommitRecord[], changed: readonly string[][]): TrackedChange[] =>
+      committed
+        .map((record) => ({ record, nodes: changed[record.change.index] ?? [] }))
+        .filter((change) => change.nodes.length > 0);
+    const whollyOnRelay = async (title: string, tracked: readonly TrackedChange[]): Promise<void> => {
+      progress.phase(title, tracked.length);
+      const tracker = confirmations.trackChangeSets(
+        tracked.map(({ record, nodes }) => ({ revision: record.revision, nodes })),
+      );
+      await waitFor(
+        () =>
+          `every change set on relay root (${tracked.length}); still missing: ${describeMissing(tracked, confirmations)}`,
+        () => {
+          progress.update(tracker.completeCount);
+          return tracker.completeCount === tracked.length;
+        },
+      );
+      confirmations.untrack(tracker);
+      progress.end();
+    };
+
+    // (b) the warm-up: the same load, until wholly on the relay, not measured
+    let warmUpRecords: CommitRecord[] = [];
+    let warmUpTracked: TrackedChange[] = [];
+    if (warmUpChanges.length > 0) {
+      await markPhase(WARM_UP_PHASE);
+      warmUpRecords = await steadyLoad(api, warmUpChanges, options, progress, check, 'warm-up load');
+      warmUpTracked = trackedOf(
+        warmUpRecords.filter((record) => record.ok),
+        changedByWarmUp,
+      );
+      await whollyOnRelay('warm-up: change sets wholly on relay root', warmUpTracked);
+    }
+
+    // (c) the steady load
     await markPhase('steady');
-    const records = await steadyLoad(
-      { url: config.url, token: launcher.adminToken },
-      plan.changes,
-      options,
-      progress,
-      check,
-    );
+    const records = await steadyLoad(api, plan.changes, options, progress, check, 'steady load');
     const answered = records.filter((record) => record.ok);
     const loadStoppedAt = Math.max(...records.map((record) => record.answeredAt));
     const loadStartedAt = Math.min(...records.map((record) => record.sentAt));
-    const tracked = answered
-      .map((record) => ({ record, nodes: changedByPlan[record.change.index] ?? [] }))
-      .filter((change) => change.nodes.length > 0);
-    const committedInOrder = answered.every(
-      (record, index) => index === 0 || record.revision > (answered[index - 1] as CommitRecord).revision,
+    const tracked = trackedOf(answered, changedByPlan);
+    const everyAnswered = [...warmUpRecords.filter((record) => record.ok), ...answered];
+    const committedInOrder = everyAnswered.every(
+      (record, index) => index === 0 || record.revision > (everyAnswered[index - 1] as CommitRecord).revision,
     );
 
     await markPhase('drain');
-    progress.phase('drain: change sets wholly on relay root', tracked.length);
-    const drainTracker = confirmations.trackChangeSets(
-      tracked.map(({ record, nodes }) => ({ revision: record.revision, nodes })),
-    );
-    await waitFor(
-      () =>
-        `every change set on relay root (${tracked.length}); still missing: ${describeMissing(tracked, confirmations)}`,
-      () => {
-        progress.update(drainTracker.completeCount);
-        return drainTracker.completeCount === tracked.length;
-      },
-    );
-    confirmations.untrack(drainTracker);
-    progress.end();
+    await whollyOnRelay('drain: change sets wholly on relay root', tracked);
     await markPhase('verification');
-    const stages = tracked.map(({ record, nodes }) => {
-      let generated = 0;
-      let distributed = 0;
-      let confirmed = 0;
-      for (const nodeId of nodes) {
-        const confirmation = confirmations.firstAtOrAfter(nodeId, record.revision);
-        if (!confirmation) continue;
-        generated = Math.max(generated, confirmation.generatedAt);
-        distributed = Math.max(distributed, confirmation.distributedAt);
-        confirmed = Math.max(confirmed, confirmation.confirmedAt);
-      }
-      return {
-        generated: generated - record.committedAt,
-        distributed: distributed - record.committedAt,
-        onRelay: confirmed,
-        lag: confirmed - record.committedAt,
-      };
-    });
+    const stagesOf = (changes: readonly TrackedChange[]): Stage[] =>
+      changes.map(({ record, nodes }) => {
+        let generated = 0;
+        let distributed = 0;
+        let confirmed = 0;
+        for (const nodeId of nodes) {
+          const confirmation = confirmations.firstAtOrAfter(nodeId, record.revision);
+          if (!confirmation) continue;
+          generated = Math.max(generated, confirmation.generatedAt);
+          distributed = Math.max(distributed, confirmation.distributedAt);
+          confirmed = Math.max(confirmed, confirmation.confirmedAt);
+        }
+        return {
+          generated: generated - record.committedAt,
+          distributed: distributed - record.committedAt,
+          onRelay: confirmed,
+          lag: confirmed - record.committedAt,
+        };
+      });
+    const stages = stagesOf(tracked);
     const lastOnRelay = Math.max(loadStoppedAt, ...stages.map((stage) => stage.onRelay));
 
     // What the relay must serve now: the engine's results after the change sets, in their commit order.
     progress.log('checking the bundles relay root confirmed against the engine');
-    const finalEngine = committedInOrder ? engine : replay(validation.fleet, answered);
+    const finalEngine = committedInOrder ? engine : replay(validation.fleet, everyAnswered);
     const finalHashes = hashesOf(finalEngine);
     const mismatches = [...finalHashes].filter(
       ([nodeId, hash]) => confirmations.latest(nodeId)?.hash !== hash,
@@ -350,6 +404,30 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       yardstick.engineMsPerNode,
     );
     const generatorReports = processes.filter((process) => process.name.startsWith('generator '));
+    const warmUpNodeChanges = warmUpTracked.reduce((sum, change) => sum + change.nodes.length, 0);
+    const warmUp =
+      warmUpChanges.length === 0
+        ? {}
+        : {
+            warmUp: {
+              seconds: options.warmUpSeconds ?? 0,
+              changeSets: warmUpRecords.length,
+              committed: warmUpRecords.filter((record) => record.ok).length,
+              nodeChanges: warmUpNodeChanges,
+              lagMs: distributionOf(stagesOf(warmUpTracked).map((stage) => stage.lag)),
+              services: perNodeCost(
+                {
+                  steadySeconds: services.reduce(
+                    (sum, process) => sum + (process.cpuSecondsByPhase[WARM_UP_PHASE] ?? 0),
+                    0,
+                  ),
+                  importSeconds: 0,
+                },
+                { nodeChanges: warmUpNodeChanges, nodes: 0 },
+                yardstick.engineMsPerNode,
+              ),
+            },
+          };
     succeeded = true;
     const byKind: Record<ChangeKind, number> = {
       'node-property': 0,
@@ -424,6 +502,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
           .filter((process) => process.role !== 'infrastructure')
           .map((process) => [process.name, process.peakRssMiB]),
       ),
+      ...warmUp,
       ...scaleOutOf(generatorReports),
     };
   } finally {
@@ -461,6 +540,11 @@ function describeMissing(
     })
     .slice(0, 5)
     .join('; ');
+}
+
+/** The warm-up plan's seed: another than the measured plan's, whatever the run's seed. */
+function warmUpSeedOf(seed: number): number {
+  return seed + 1_000_003;
 }
 
 /** The nodes whose bundle (hash or status) a change set changes, applied to the engine in turn. */
@@ -507,17 +591,18 @@ async function steadyLoad(
   options: PipelineBenchOptions,
   progress: PipelineProgress,
   check: () => void,
+  title: string,
 ): Promise<CommitRecord[]> {
   progress.phase(
-    `steady load: ${options.rate} change sets/s for ${options.seconds} s, committed`,
+    `${title}: ${options.rate} change sets/s for ${Math.round(changes.length / options.rate)} s, committed`,
     changes.length,
   );
   const started = performance.now();
   let answered = 0;
   const pending: Promise<CommitRecord>[] = [];
-  for (const change of changes) {
+  for (const [position, change] of changes.entries()) {
     check();
-    const due = started + (change.index * 1000) / options.rate;
+    const due = started + (position * 1000) / options.rate;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     pending.push(

@@ -14,6 +14,8 @@ export interface PipelineCommandOptions {
   readonly seed: number;
   readonly rate: number;
   readonly seconds: number;
+  /** Seconds of the same load before the measured one. */
+  readonly warmUpSeconds: number;
   readonly generators: number;
   readonly out: string;
   /** Where the services' CPU profiles go, one directory per service. */
@@ -46,6 +48,7 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
       seed: options.seed,
       rate: options.rate,
       seconds: options.seconds,
+      warmUpSeconds: options.warmUpSeconds,
       generators: options.generators,
       infrastructure: running.infrastructure,
       progress,

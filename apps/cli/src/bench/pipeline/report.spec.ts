@@ -154,6 +154,28 @@ describe('formatPipelineTable', () => {
     expect(text).toMatch(/config-service\s+400\s+900\s+100\s+1\.00/);
   });
 
+  it('states the warm-up apart from the measured load, with its own CPU per node change', () => {
+    expect(formatPipelineTable(reportWith(1))).not.toContain('warm-up (not measured)');
+    const warmedUp: PipelineReport = {
+      ...reportWith(1),
+      warmUp: {
+        seconds: 30,
+        changeSets: 600,
+        committed: 600,
+        nodeChanges: 2_000,
+        lagMs: { ...distribution, p99: 420 },
+        services: perNodeCost({ importSeconds: 0, steadySeconds: 3 }, { nodeChanges: 2_000, nodes: 0 }, 0.5),
+      },
+    };
+    const line = formatPipelineTable(warmedUp)
+      .split('\n')
+      .find((text) => text.startsWith('warm-up'));
+    expect(line).toBe(
+      'warm-up (not measured): 20 change sets/s for 30 s: 600 committed, 2000 node changes, lag p99 420 ms; ' +
+        'services 1.500 CPU ms per node change (3.00x the engine)',
+    );
+  });
+
   it('has a scale-out section with each generator when several run', () => {
     const text = formatPipelineTable(reportWith(2));
     expect(text).toContain('scale-out: 2 generators');

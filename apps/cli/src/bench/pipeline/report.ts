@@ -143,6 +143,18 @@ export interface PipelineReport {
   };
   /** Peak RSS of each process, by name. */
   readonly peakRssMiB: Readonly<Record<string, number>>;
+  /**
+   * The load before the measured one (`--warm-up`), not in the steady figures: its change sets,
+   * their lag, and the services' CPU per node change while V8 compiled their code for it.
+   */
+  readonly warmUp?: {
+    readonly seconds: number;
+    readonly changeSets: number;
+    readonly committed: number;
+    readonly nodeChanges: number;
+    readonly lagMs: Distribution;
+    readonly services: PerNodeCost;
+  };
   /** With several generators: each one's figures. */
   readonly scaleOut?: { readonly generators: readonly ScaleOutGenerator[] };
 }
@@ -236,6 +248,13 @@ export function formatPipelineTable(report: PipelineReport): string {
     '',
     `import: 99% on relay root in ${report.import.secondsTo99.toFixed(1)} s, 100% in ${report.import.secondsTo100.toFixed(1)} s ` +
       `(${report.import.nodesPerSecond.toFixed(0)} nodes/s; commit ${ms(report.import.commitMs)} ms; ${report.import.hashMismatches} hash mismatches)`,
+    ...(report.warmUp
+      ? [
+          `warm-up (not measured): ${steady.rate} change sets/s for ${report.warmUp.seconds} s: ${report.warmUp.committed} committed, ` +
+            `${report.warmUp.nodeChanges} node changes, lag p99 ${ms(report.warmUp.lagMs.p99)} ms; ` +
+            `services ${perUnit(report.warmUp.services.cpuMsPerNodeChange)} CPU ms per node change (${times(report.warmUp.services.steadyTimesEngine)} the engine)`,
+        ]
+      : []),
     `steady: ${steady.rate} change sets/s for ${steady.seconds} s: ${steady.committed} committed (${steady.failedCommits} failed), ` +
       `${steady.byKind['node-property']} node / ${steady.byKind['directive-parameter']} directive / ${steady.byKind['group-property']} group, ` +
       `${steady.nodeChanges} node changes, ${steady.committedPerSecond} commits/s answered; backlog at stop ${steady.backlogAtStop}, drained ${steady.drainedSeconds.toFixed(1)} s after`,
