@@ -23,6 +23,15 @@ describe('policygen bench', () => {
   });
   afterEach(() => removeDir(dir));
 
+  it('refuses a warm-up that is not a whole number of seconds up to an hour, naming the option (exit 2)', () => {
+    for (const value of ['-3', 'abc', '1.5', '3601']) {
+      const result = runCli(['bench', '--pipeline', '--warm-up', value]);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain(`option '--warm-up <seconds>' argument '${value}' is invalid`);
+      expect(result.stderr).toContain('from 0 to 3600');
+    }
+  });
+
   it('runs the scenarios on a small synthetic fleet and reports each in a table and a JSON file', () => {
     const out = join(dir, 'bench.json');
     const result = runCli([

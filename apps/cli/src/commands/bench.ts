@@ -34,9 +34,12 @@ function positiveInteger(value: string): number {
   return Number(value);
 }
 
-function nonNegativeInteger(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
-    throw new InvalidArgumentError('must be a non-negative integer');
+/** A warm-up longer than this warms nothing more and only plans change sets by the million. */
+const MAX_WARM_UP_SECONDS = 3_600;
+
+function warmUpSeconds(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > MAX_WARM_UP_SECONDS)
+    throw new InvalidArgumentError(`must be a whole number of seconds from 0 to ${MAX_WARM_UP_SECONDS}`);
   return Number(value);
 }
 
@@ -89,7 +92,7 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
         '--warm-up <seconds>',
         'with --pipeline: seconds of the same load before the measured one, reported apart (0: none)',
       )
-        .argParser(nonNegativeInteger)
+        .argParser(warmUpSeconds)
         .default(PIPELINE_WARM_UP_SECONDS),
     )
     .addOption(
