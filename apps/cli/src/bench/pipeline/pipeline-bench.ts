@@ -308,14 +308,13 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
 
     // (b) the warm-up: the same load, until wholly on the relay, not measured
     let warmUpRecords: CommitRecord[] = [];
+    let warmUpAnswered: CommitRecord[] = [];
     let warmUpTracked: TrackedChange[] = [];
     if (warmUpChanges.length > 0) {
       await markPhase(WARM_UP_PHASE);
       warmUpRecords = await steadyLoad(api, warmUpChanges, options, progress, check, 'warm-up load');
-      warmUpTracked = trackedOf(
-        warmUpRecords.filter((record) => record.ok),
-        changedByWarmUp,
-      );
+      warmUpAnswered = warmUpRecords.filter((record) => record.ok);
+      warmUpTracked = trackedOf(warmUpAnswered, changedByWarmUp);
       await whollyOnRelay('warm-up: change sets wholly on relay root', warmUpTracked);
     }
 
@@ -326,7 +325,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     const loadStoppedAt = Math.max(...records.map((record) => record.answeredAt));
     const loadStartedAt = Math.min(...records.map((record) => record.sentAt));
     const tracked = trackedOf(answered, changedByPlan);
-    const everyAnswered = [...warmUpRecords.filter((record) => record.ok), ...answered];
+    const everyAnswered = [...warmUpAnswered, ...answered];
     const committedInOrder = everyAnswered.every(
       (record, index) => index === 0 || record.revision > (everyAnswered[index - 1] as CommitRecord).revision,
     );
@@ -412,7 +411,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
             warmUp: {
               seconds: options.warmUpSeconds ?? 0,
               changeSets: warmUpRecords.length,
-              committed: warmUpRecords.filter((record) => record.ok).length,
+              committed: warmUpAnswered.length,
               nodeChanges: warmUpNodeChanges,
               lagMs: distributionOf(stagesOf(warmUpTracked).map((stage) => stage.lag)),
               services: perNodeCost(
