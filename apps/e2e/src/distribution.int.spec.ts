@@ -156,9 +156,11 @@ async function blobsServed(
 describe('distribution: from a config change to the node, through two levels of relays', () => {
   const pipeline = new Pipeline();
   cliToken = pipeline.adminToken;
+  let distribution: ServiceProcess;
   let root: ServiceProcess;
   let relayEu: ServiceProcess;
   let euNodes: string[] = [];
+  let rootNodes: string[] = [];
   const tokens = new Map<string, string>();
 
   const token = async (nodeId: string): Promise<string> => {
@@ -183,7 +185,7 @@ describe('distribution: from a config change to the node, through two levels of 
   beforeAll(async () => {
     await pipeline.start();
     await pipeline.startGenerator();
-    const distribution = await pipeline.startDistribution();
+    distribution = await pipeline.startDistribution();
     root = await pipeline.startRelay('root', distribution.url);
     relayEu = await pipeline.startRelay('relay-eu', root.url);
     const imported = await pipeline.request('POST', '/api/v1/import', buildDemoFleet());
@@ -191,10 +193,15 @@ describe('distribution: from a config change to the node, through two levels of 
     const fleet = (await pipeline.exportFleet()) as {
       nodes: { id: string; policyServer?: string; state?: string }[];
     };
-    euNodes = fleet.nodes
-      .filter((node) => node.policyServer === 'relay-eu' && (node.state ?? 'enabled') !== 'ignored')
-      .map((node) => node.id)
-      .sort();
+    const servedBy = (relayId: string): string[] =>
+      fleet.nodes
+        .filter(
+          (node) => (node.policyServer ?? 'root') === relayId && (node.state ?? 'enabled') !== 'ignored',
+        )
+        .map((node) => node.id)
+        .sort();
+    euNodes = servedBy('relay-eu');
+    rootNodes = servedBy('root');
     const revision = await pipeline.revision();
     await eventually(() => euNodes.every((nodeId) => confirmedOn('relay-eu', nodeId, revision)), {
       what: `relay-eu confirming its ${euNodes.length} nodes at revision ${revision}`,
@@ -217,6 +224,35 @@ describe('distribution: from a config change to the node, through two levels of 
       expectSameTree(fetched.files, cliTree(reference, nodeId), nodeId, true);
     }
     expect(pipeline.events.schemaErrors).toEqual([]);
+  });
+
+  it('serves every node from distribution-service itself, relay root, as the relays do: the CLI tree, own bundle only', async () => {
+    expect(rootNodes.length).toBeGreaterThan(0);
+    const revision = await pipeline.revision();
+    const reference = generateTreesWithCli(await pipeline.exportFleet(), { revision });
+    // Root's own nodes, and one below relay-eu: the root server serves the whole tree.
+    for (const nodeId of [...rootNodes.slice(0, 20), euNodes[0] ?? '']) {
+      const fetched = await fetchPolicies(distribution, nodeId, await token(nodeId));
+      expect({ nodeId, status: fetched.status }).toEqual({ nodeId, status: 200 });
+      expectSameTree(fetched.files, cliTree(reference, nodeId), nodeId, true);
+      const fromRelay = await fetchPolicies(root, nodeId, await token(nodeId));
+      expect({ nodeId, etag: fetched.etag }).toEqual({ nodeId, etag: fromRelay.etag });
+      expect(
+        (await fetchPolicies(distribution, nodeId, await token(nodeId), fetched.etag ?? '')).status,
+      ).toBe(304);
+    }
+    // Confirmed on root (distribution-service confirms an entry once it is on its disk; without a
+    // relay process named root, the pipeline benchmark waits on those alone).
+    for (const nodeId of rootNodes.slice(0, 20))
+      expect({ nodeId, confirmed: confirmedOn('root', nodeId, revision) !== undefined }).toEqual({
+        nodeId,
+        confirmed: true,
+      });
+    const [mine, other] = rootNodes;
+    if (!mine || !other) throw new Error('the demo fleet has nodes on root');
+    expect((await fetchPolicies(distribution, other, await token(mine))).status).toBe(403);
+    expect((await fetchPolicies(distribution, mine, null)).status).toBe(401);
+    expect((await fetchPolicies(distribution, mine, `${mine}.not-the-mac`)).status).toBe(401);
   });
 
   it('carries a change over HTTP to the node through both relays, and prints the lag of each stage', async () => {

@@ -12,3 +12,6 @@ export * from './lib/http/feed-access';
 export * from './lib/http/tar-stream-entry';
 export * from './lib/http/metrics.controller';
 export * from './lib/derived-files';
+export * from './lib/serving/node-trees';
+export * from './lib/serving/fetch-recorder';
+export * from './lib/serving/nodes.controller';

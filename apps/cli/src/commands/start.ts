@@ -142,13 +142,13 @@ export const defineStart: CommandDefinition = (program, { streams, exitWith }) =
       say(
         [
           '',
-          `Policygen is running on ${url}: the config API, the generator, the distribution-service and`,
+          `Policygen is running on ${url}: the config API, the generator and the distribution-service`,
           temporary
-            ? `relay "root" in this one process, on an in-process event bus and in-memory stores.`
-            : `relay "root" in this one process, on an in-process event bus, keeping everything in ${dataDir}.`,
+            ? `(relay "root" too) in this one process, on an in-process event bus and in-memory stores.`
+            : `(relay "root" too) in this one process, on an in-process event bus, keeping everything in ${dataDir}.`,
           resumedAt === 0
-            ? `The demo fleet is loaded (${nodeCount} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`
-            : `Resumed from ${dataDir} at revision ${resumedAt} (${nodeCount} nodes); relay "root" serves ${pipeline.relay.follower.status().nodes} of them.`,
+            ? `The demo fleet is loaded (${nodeCount} nodes); relay "root" serves ${pipeline.distribution.distributor.status().served} of them.`
+            : `Resumed from ${dataDir} at revision ${resumedAt} (${nodeCount} nodes); relay "root" serves ${pipeline.distribution.distributor.status().served} of them.`,
           '',
           `API token: ${pipeline.adminToken}`,
           `  the admin's (POLICYGEN_ADMIN_TOKEN sets it); every call but /health/*, /status and /metrics needs one`,

@@ -6,7 +6,6 @@ import type { Express, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { MemoryBundleCache } from '@policygen/cache';
 import { configServiceAuthenticator, createConfigServiceApp } from '@policygen/config-service';
-import { issueRelayToken } from '@policygen/distribution';
 import type { DistributionService } from '@policygen/distribution-service';
 import { startDistributionService } from '@policygen/distribution-service';
 import { TOPICS } from '@policygen/events';
@@ -14,8 +13,6 @@ import type { GeneratorService } from '@policygen/generator-service';
 import { startGeneratorService } from '@policygen/generator-service';
 import type { InProcessMessaging } from '@policygen/messaging';
 import { createInProcessMessaging } from '@policygen/messaging';
-import type { RelayService } from '@policygen/relay';
-import { startRelay } from '@policygen/relay';
 import type { ReadinessCheck } from '@policygen/service-kit';
 import type { Authenticator } from '@policygen/service-kit';
 import { NO_CREDENTIALS, prefixedChecks } from '@policygen/service-kit';
@@ -35,7 +32,7 @@ import { eventStreamRouter } from './event-stream';
 export interface EmbeddedPipelineOptions {
   readonly host: string;
   readonly port: number;
-  /** The distribution-service's and the relay's files. */
+  /** The distribution-service's files (its feed and blobs: relay root's). */
   readonly dataDir: string;
   /**
    * Keep the configuration, the API tokens and the secrets under `dataDir` too, crash-safe, and
@@ -47,7 +44,11 @@ export interface EmbeddedPipelineOptions {
   readonly adminToken?: string;
 }
 
-/** Where each service answers, under the one address. */
+/**
+ * Where each service answers, under the one address. Relay `root` is the distribution-service
+ * (it serves the root's nodes from its own feed): its routes answer under `/relay` too, the
+ * address its nodes are given.
+ */
 export const MOUNTS = {
   generator: '/generator',
   distribution: '/distribution',
@@ -61,7 +62,6 @@ export interface EmbeddedPipeline {
   readonly messaging: InProcessMessaging;
   readonly generator: GeneratorService;
   readonly distribution: DistributionService;
-  readonly relay: RelayService;
   /** The configuration's store. */
   readonly store: ConfigStore;
   /** The configuration's revision this run resumed from (a persistent data directory); 0: it started empty. */
@@ -83,8 +83,8 @@ const GROUPS = { generator: 'policygen-generator', distribution: 'policygen-dist
 /**
  * Every service in this process, on one HTTP address: the config API at the root, the others
  * under their mount points. They run on the in-process bus, the in-memory (or, persistent, the
- * journaled) config store and the in-memory cache, through the same ports as Kafka, Postgres and Redis; the relay (`root`, which
- * serves the whole tree) follows the distribution-service over HTTP as a separate relay would.
+ * journaled) config store and the in-memory cache, through the same ports as Kafka, Postgres and
+ * Redis. The distribution-service is relay `root` too (it serves the whole tree's nodes).
  */
 export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): Promise<EmbeddedPipeline> {
   const { logger } = options;
@@ -185,21 +185,15 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     groupId: GROUPS.distribution,
     httpAdapter: mount(MOUNTS.distribution),
   });
-  const relay = await startRelay({
-    relayId: 'root',
-    parentUrl: `${url}${MOUNTS.distribution}`,
-    // Derived from this run's secret, as an admin would have it issued (POST /api/v1/relays/root/token).
-    relayToken: issueRelayToken(tokenSecret, 'root'),
-    dataDir: `${options.dataDir}/relay-root`,
-    logger: logger.child({ service: 'relay' }),
-    defaultMetrics: false,
-    httpAdapter: mount(MOUNTS.relay),
-  });
+  const distributionApp = serviceApps.get(MOUNTS.distribution);
+  if (distributionApp) {
+    mounted.set(MOUNTS.relay, distributionApp);
+    serviceApps.set(MOUNTS.relay, distributionApp);
+  }
 
   services = [
     ...prefixedChecks('generator', generator.readiness),
     ...prefixedChecks('distribution', distribution.readiness),
-    ...prefixedChecks('relay', relay.readiness),
   ];
 
   return {
@@ -209,7 +203,6 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
     services: serviceApps,
     generator,
     distribution,
-    relay,
     store,
     resumedAt,
     secrets,
@@ -220,7 +213,6 @@ export async function startEmbeddedPipeline(options: EmbeddedPipelineOptions): P
       return behind;
     },
     async stop() {
-      await relay.stop();
       await distribution.stop();
       await generator.stop();
       await configApp.close();
@@ -276,12 +268,11 @@ async function openStores(
   return { store, apiTokens };
 }
 
-/** Every service has done its part of the revision: generated, distributed, and followed by the relay. */
+/** Every service has done its part of the revision: generated, and distributed (on relay root). */
 export async function settled(pipeline: EmbeddedPipeline, revision: number): Promise<boolean> {
   const generation = pipeline.generator.loop.status();
   if (generation.revision !== revision || generation.pending > 0 || generation.queued > 0) return false;
   // The generator's last bundles may still be on the bus, on their way to the distribution-service.
   if ((await pipeline.backlog()) > 0) return false;
-  const distribution = pipeline.distribution.distributor.status();
-  return distribution.cursor > 0 && pipeline.relay.follower.status().cursor >= distribution.cursor;
+  return pipeline.distribution.distributor.status().cursor > 0;
 }

@@ -167,7 +167,7 @@ describe('an SDK consumer of policygen start', () => {
       });
       expect({ id, status: fetched.status }).toEqual({ id, status: 401 });
     }
-    expect(pipeline.relay.follower.status().nodes).toBe(served.size);
+    expect(pipeline.distribution.distributor.status().served).toBe(served.size);
     expect([...latest.keys()].sort()).toEqual([...served.keys()].sort());
     expect(deleted.filter((id) => latest.has(id))).toEqual([]);
     for (const [nodeId, bundle] of latest) {

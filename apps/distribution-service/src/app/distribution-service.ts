@@ -14,12 +14,20 @@ import {
   CONFIRMATION_SINK,
   DiskHealth,
   FEED_LOG,
+  FETCH_RECORDER,
   FeedController,
   FeedLog,
+  FetchRecorder,
+  NODE_TREES,
+  NodeTrees,
+  NodesController,
   RELAY_DIRECTORY,
+  ROOT_RELAY,
   TopologyRelayDirectory,
+  confirmationsOf,
   deploymentAuthenticator,
 } from '@policygen/distribution';
+import type { FeedEntry } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
@@ -75,7 +83,9 @@ export interface DistributionService {
 
 /**
  * The distribution-service as a NestJS app, initialised but not listening: the relays' feeds and
- * blobs over HTTP, the generator's bundles and the change log on the messaging transport.
+ * blobs over HTTP, the generator's bundles and the change log on the messaging transport. It is
+ * relay `root` too, as Rudder's root server is: the nodes get their bundles from its own feed and
+ * blobs (`/nodes/:id/policies`), no copy of them on another disk of the same server.
  */
 export async function startDistributionService(
   options: DistributionServiceOptions,
@@ -117,6 +127,7 @@ export async function startDistributionService(
     labelNames: ['kind'],
     registers: [registry],
   });
+  const confirmations = new ConfirmationPublisher(producer, topics, registry, logger);
   const distributor = new Distributor({
     log,
     blobs,
@@ -139,18 +150,31 @@ export async function startDistributionService(
         })),
       );
     },
-    onDistributed: async (records) => {
-      await producer.send(
-        topics.latestBundles,
-        records.map(({ nodeId, bundle, json }) => ({
-          key: nodeId,
-          value: bundle === null ? null : (json ?? JSON.stringify(bundle)),
-        })),
-      );
+    onWritten: async ({ entries, distributed: records }) => {
+      // The root serves its nodes from this feed: an entry on disk is on relay root, confirmed
+      // in the same request to the bus as the latest bundles.
+      const served = confirmationsOf(latestOf(entries), ROOT_RELAY, new Date().toISOString());
+      await producer.sendAll([
+        ...(records.length === 0
+          ? []
+          : [
+              {
+                topic: topics.latestBundles,
+                messages: records.map(({ nodeId, bundle, json }) => ({
+                  key: nodeId,
+                  value: bundle === null ? null : (json ?? JSON.stringify(bundle)),
+                })),
+              },
+            ]),
+        ...confirmations.messagesOf(served),
+      ]);
       const tombstones = records.filter((record) => record.bundle === null).length;
       latestRecords.inc({ kind: 'bundle' }, records.length - tombstones);
       latestRecords.inc({ kind: 'tombstone' }, tombstones);
-      logger.debug({ records: records.length, tombstones }, 'latest bundles published');
+      logger.debug(
+        { records: records.length, tombstones, confirmed: served.length },
+        'latest bundles published, the root confirmed',
+      );
     },
   });
   await distributor.start();
@@ -191,7 +215,7 @@ export async function startDistributionService(
         authenticator: deploymentAuthenticator(options.tokenSecret),
       }),
     ],
-    controllers: [FeedController, DistributionEventsController],
+    controllers: [FeedController, NodesController, DistributionEventsController],
     providers: [
       { provide: DISTRIBUTOR, useValue: distributor },
       { provide: FEED_LOG, useValue: log },
@@ -200,10 +224,9 @@ export async function startDistributionService(
         provide: RELAY_DIRECTORY,
         useValue: new TopologyRelayDirectory(options.tokenSecret, () => distributor.relayTopology),
       },
-      {
-        provide: CONFIRMATION_SINK,
-        useValue: new ConfirmationPublisher(producer, topics, registry, logger),
-      },
+      { provide: CONFIRMATION_SINK, useValue: confirmations },
+      { provide: NODE_TREES, useValue: new NodeTrees(ROOT_RELAY, log, blobs) },
+      { provide: FETCH_RECORDER, useValue: new FetchRecorder(ROOT_RELAY, registry, confirmations) },
       { provide: DEAD_LETTERS, useValue: deadLetters },
     ],
   })
@@ -246,4 +269,14 @@ export async function startDistributionService(
       await producer.close();
     },
   };
+}
+
+/** Each node's last entry of an append (one per node, in the order of their last entries). */
+function latestOf(entries: readonly FeedEntry[]): IterableIterator<FeedEntry> {
+  const latest = new Map<string, FeedEntry>();
+  for (const entry of entries) {
+    latest.delete(entry.nodeId);
+    latest.set(entry.nodeId, entry);
+  }
+  return latest.values();
 }

@@ -4,14 +4,15 @@ import type { Histogram, Registry } from 'prom-client';
 import type { Confirmation, ConfirmationSink } from '@policygen/distribution';
 import type { DistributionEvent, NodeFetchedEvent, TopicNames } from '@policygen/events';
 import { distributionSummaries } from '@policygen/events';
-import type { MessageProducer } from '@policygen/messaging';
+import type { MessageProducer, TopicMessages } from '@policygen/messaging';
 import { pipelineLagHistogram } from '@policygen/service-kit';
 
 /** The key of the distribution-service's summaries on the pipeline-summaries topic. */
 export const DISTRIBUTION_SUMMARY_KEY = 'distribution';
 
 /**
- * The root's end of the confirmations relays pass up: one `distribution.confirmed` event each
+ * The root's end of the confirmations: its own (the nodes it serves, once written to its feed) and
+ * those relays pass up: one `distribution.confirmed` event each
  * (keyed by relay), and the pipeline's lag per stage from the revision's commit — generated,
  * written to the root feed, on the relay — a catch-up's bundles apart from a change's own. Fetch
  * reports (a node fetched its bundle) become `node.fetched` events; their lag is the relay's metric.
@@ -32,6 +33,16 @@ export class ConfirmationPublisher implements ConfirmationSink {
 
   async confirm(confirmations: readonly Confirmation[]): Promise<void> {
     if (confirmations.length === 0) return;
+    await this.producer.sendAll(this.messagesOf(confirmations));
+    this.logger.debug({ confirmations: confirmations.length }, 'relay confirmations published');
+  }
+
+  /**
+   * The messages `confirm` sends, for a caller that sends them with others in one request (the
+   * root's own confirmations go with the latest bundles); the lag is observed as they are made.
+   */
+  messagesOf(confirmations: readonly Confirmation[]): TopicMessages[] {
+    if (confirmations.length === 0) return [];
     const events = confirmations.map((confirmation): DistributionEvent => {
       const committed = Date.parse(confirmation.committedAt);
       if (confirmation.fetchedAt !== undefined) return fetched(confirmation, confirmation.fetchedAt);
@@ -52,7 +63,7 @@ export class ConfirmationPublisher implements ConfirmationSink {
         lagMs: Math.max(0, Date.parse(confirmation.confirmedAt) - committed),
       };
     });
-    await this.producer.sendAll([
+    return [
       {
         topic: this.topics.distributionEvents,
         messages: events.map((event) => ({ key: event.relayId, value: JSON.stringify(event) })),
@@ -65,8 +76,7 @@ export class ConfirmationPublisher implements ConfirmationSink {
           value: JSON.stringify(summary),
         })),
       },
-    ]);
-    this.logger.debug({ confirmations: events.length }, 'relay confirmations published');
+    ];
   }
 }
 

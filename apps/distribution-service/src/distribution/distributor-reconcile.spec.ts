@@ -49,7 +49,7 @@ describe('Distributor, at start, against the configuration', () => {
       snapshots: { latest: async () => ({ revision, fleet: { ...fleet, nodes } }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: 'a-secret-long-enough-for-node-keys',
-      onDistributed: async (records) => {
+      onWritten: async ({ distributed: records }) => {
         told.push(...records);
       },
     });

@@ -49,7 +49,7 @@ describe('Distributor', () => {
   /** A distributor on this test's log, blobs and cache, for a configuration at revision 1. */
   function distributorOn(
     fleet: Fleet,
-    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onDistributed'> & {
+    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onWritten'> & {
       tokenSecret?: string | null;
       cache?: DistributorOptions['cache'];
     } = {},
@@ -107,8 +107,10 @@ describe('Distributor', () => {
     const told: DistributedRecord[][] = [];
     const distributor = distributorOn(validation.fleet, {
       onMissingBlobs: async () => undefined,
-      onDistributed: async (records) => {
+      onWritten: async ({ entries, distributed: records }) => {
         // Called after the append: the feed already serves what it is told.
+        for (const entry of entries) expect(log.latest(entry.nodeId)).toEqual(entry);
+        if (records.length === 0) return;
         for (const record of records)
           expect(log.latest(record.nodeId)?.bundle?.hash ?? null).toBe(record.bundle?.hash ?? null);
         told.push([...records]);
@@ -170,7 +172,7 @@ describe('Distributor', () => {
     if (!a || !b) throw new Error('the demo fleet has too few nodes on root');
     const told: DistributedRecord[] = [];
     const distributor = distributorOn(validation.fleet, {
-      onDistributed: async (records) => {
+      onWritten: async ({ distributed: records }) => {
         told.push(...records);
       },
     });

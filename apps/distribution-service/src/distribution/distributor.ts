@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import type { BundleCache } from '@policygen/cache';
-import type { ArrivedBundle, BlobDirectory, FeedLog, UnnumberedEntry } from '@policygen/distribution';
+import type {
+  ArrivedBundle,
+  BlobDirectory,
+  FeedEntry,
+  FeedLog,
+  UnnumberedEntry,
+} from '@policygen/distribution';
 import {
   addMissingBlobs,
   DistributionLedger,
@@ -30,11 +36,18 @@ export interface DistributorOptions {
    */
   readonly onMissingBlobs?: (bundles: readonly { nodeId: string; revision: number }[]) => Promise<void>;
   /**
-   * Told, once the feed entries are on disk, what became each node's current bundle: the bundle
-   * (its files are in the blob directory) or `null` when the node was removed. The group's offsets
-   * are committed only after it resolves.
+   * Told of each append once its entries are on disk (the nodes the root serves can be given them
+   * from now on), and what became each node's current bundle: the bundle (its files are in the blob
+   * directory) or `null` when the node was removed. The group's offsets are committed only after
+   * it resolves.
    */
-  readonly onDistributed?: (records: readonly DistributedRecord[]) => Promise<void>;
+  readonly onWritten?: (written: WrittenEntries) => Promise<void>;
+}
+
+/** Entries just written to the root feed, and the nodes whose current bundle they changed. */
+export interface WrittenEntries {
+  readonly entries: readonly FeedEntry[];
+  readonly distributed: readonly DistributedRecord[];
 }
 
 /** A node's bundle as the root now serves it, or `null` once it is removed. */
@@ -60,6 +73,8 @@ export interface DistributorStatus {
   readonly revision: number;
   readonly cursor: number;
   readonly nodes: number;
+  /** Nodes with a bundle: those relay root (this service) serves. */
+  readonly served: number;
   readonly blobs: number;
 }
 
@@ -102,9 +117,16 @@ export class Distributor {
       revision: this.revision,
       cursor: this.options.log.cursor,
       nodes: this.options.log.nodeCount,
+      served: this.servedNodes(),
       blobs: this.options.blobs.count,
       ...(this.rebased ? { rebased: this.rebased } : {}),
     };
+  }
+
+  private servedNodes(): number {
+    let served = 0;
+    for (const entry of this.options.log.latestEntries()) if (entry.bundle) served++;
+    return served;
   }
 
   /**
@@ -117,7 +139,7 @@ export class Distributor {
       await this.reconcile(await this.loadSnapshot(0));
       const rekeyed = this.ledger.rekeyed();
       if (rekeyed.length === 0) return;
-      await this.options.log.append(this.ledger.number(rekeyed));
+      await this.append(this.ledger.number(rekeyed));
       this.options.logger.info(
         { nodes: rekeyed.length },
         'node keys written again: the token secret is not the one the feed was written with',
@@ -198,8 +220,7 @@ export class Distributor {
           ...(json !== undefined && isDistributedForm(event) ? { json } : {}),
         });
     }
-    await this.options.log.append(this.ledger.number(entries));
-    if (distributed.length > 0) await this.options.onDistributed?.(distributed);
+    await this.append(this.ledger.number(entries), distributed);
   }
 
   changes(events: readonly ConfigChangeEvent[]): Promise<void> {
@@ -216,7 +237,7 @@ export class Distributor {
         }
         const touched = this.topology.apply(event.changeSet);
         this.revision = event.revision;
-        await this.options.log.append(this.ledger.number(this.ledger.placeOn(this.topology, touched)));
+        await this.append(this.ledger.number(this.ledger.placeOn(this.topology, touched)));
       }
     });
   }
@@ -246,8 +267,10 @@ export class Distributor {
       if (removal) removed.push(removal);
     }
     if (removed.length === 0) return;
-    await this.options.log.append(this.ledger.number(removed));
-    await this.options.onDistributed?.(removed.map(({ nodeId }) => ({ nodeId, bundle: null })));
+    await this.append(
+      this.ledger.number(removed),
+      removed.map(({ nodeId }) => ({ nodeId, bundle: null })),
+    );
     this.options.logger.warn(
       { nodes: removed.length, revision: snapshot.revision },
       'nodes the configuration does not have were still served: removed',
@@ -265,7 +288,7 @@ export class Distributor {
     this.topology = topology;
     this.revision = snapshot.revision;
     const entries = this.ledger.number(this.ledger.placeOn(topology, null));
-    await this.options.log.append(entries);
+    await this.append(entries);
     this.options.logger.info(
       { revision: snapshot.revision, nodes: snapshot.fleet.nodes.length, moved: entries.length },
       'relay tree loaded from a snapshot',
@@ -343,6 +366,15 @@ export class Distributor {
       await this.options.blobs.writeMany(found);
     }
     return absent;
+  }
+
+  private async append(
+    entries: readonly FeedEntry[],
+    distributed: readonly DistributedRecord[] = [],
+  ): Promise<void> {
+    await this.options.log.append(entries);
+    if (entries.length > 0 || distributed.length > 0)
+      await this.options.onWritten?.({ entries, distributed });
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -13,9 +13,14 @@ import {
   CONFIRMATION_SINK,
   DiskHealth,
   FEED_LOG,
+  FETCH_RECORDER,
   FeedController,
   FeedLog,
+  FetchRecorder,
   KnownRelays,
+  NODE_TREES,
+  NodeTrees,
+  NodesController,
   RELAY_DIRECTORY,
   subtreeAuthenticator,
 } from '@policygen/distribution';
@@ -27,13 +32,8 @@ import {
   stagingNameOf,
   writeFileDurably,
 } from '@policygen/service-kit';
-import { FetchRecorder } from '../relay/fetch-recorder';
 import { Follower } from '../relay/follower';
-import { NodeTrees } from '../relay/node-trees';
 import { ParentClient } from '../relay/parent-client';
-import { NodesController } from './nodes.controller';
-import type { RelayIdentity } from './tokens';
-import { FETCH_RECORDER, NODE_TREES, RELAY_IDENTITY } from './tokens';
 
 export interface RelayOptions {
   readonly relayId: string;
@@ -77,7 +77,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   disk.register(registry);
-  const identity: RelayIdentity = { relayId: options.relayId, parentUrl: options.parentUrl };
+  const identity = { relayId: options.relayId, parentUrl: options.parentUrl };
   const relaysFile = join(options.dataDir, 'relays.json');
   disk.watch('relays', options.dataDir);
   disk.removeLeftover('relays', stagingNameOf(relaysFile));
@@ -130,7 +130,6 @@ export async function startRelay(options: RelayOptions): Promise<RelayService> {
       { provide: FEED_LOG, useValue: log },
       { provide: BLOB_DIRECTORY, useValue: blobs },
       { provide: RELAY_DIRECTORY, useValue: relays },
-      { provide: RELAY_IDENTITY, useValue: identity },
       { provide: NODE_TREES, useValue: new NodeTrees(options.relayId, log, blobs) },
       { provide: FETCH_RECORDER, useValue: new FetchRecorder(options.relayId, registry, follower) },
     ],

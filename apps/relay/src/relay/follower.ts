@@ -12,7 +12,7 @@ import type {
   FeedPage,
   SubtreeRelay,
 } from '@policygen/distribution';
-import { addMissingBlobs, blobFiles, entryFor } from '@policygen/distribution';
+import { addMissingBlobs, blobFiles, confirmationsOf, entryFor } from '@policygen/distribution';
 import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { ParentClient, ReadFeedPage } from './parent-client';
 import { MissingBlobsError, RefusedByParentError } from './parent-client';
@@ -338,25 +338,8 @@ export class Follower implements ConfirmationSink {
     await blobs.flush();
     await log.append(entries, page.next);
 
-    const confirmedAt = new Date().toISOString();
-    const confirmations: Confirmation[] = [];
-    for (const entry of latest.values()) {
-      if (entryFor(entry, relayId) !== 'keep' || !entry.bundle) continue;
-      const { hash, revision, committedAt, generatedAt, distributedAt, catchUp } = entry.bundle;
-      confirmations.push({
-        ...(catchUp ? { catchUp } : {}),
-        relayId,
-        nodeId: entry.nodeId,
-        hash,
-        revision,
-        committedAt,
-        generatedAt,
-        distributedAt,
-        confirmedAt,
-      });
-    }
     // They go with the next page request (the parent takes them first): no request of their own.
-    this.riding.push(...confirmations);
+    this.riding.push(...confirmationsOf(latest.values(), relayId, new Date().toISOString()));
   }
 
   /** Adds the blobs of a kept entry that are not held (`addMissingBlobs`: the node's kept latest entry's are). */

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { feedEntrySchema, plainFeedEntry } from './feed';
+import type { FeedEntry } from './feed';
+import { confirmationSchema, confirmationsOf, entryFor, feedEntrySchema, plainFeedEntry } from './feed';
 import { blobBatchOf, blobBatchSchema } from './http/feed.controller';
 
 const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 });
@@ -130,6 +131,63 @@ describe('blobBatchOf (a POST /blobs body read by hand, the schema behind it)', 
         );
       }),
       { numRuns: 5_000 },
+    );
+  });
+});
+
+describe('confirmationsOf (what a relay confirms once entries are on its disk)', () => {
+  const relays = ['root', 'relay-eu', 'relay-us', 'deep'];
+  const pathOf = fc
+    .subarray(relays)
+    .map((path) => (path.length > 0 ? ['root', ...path.filter((id) => id !== 'root')] : []));
+  const entry: fc.Arbitrary<FeedEntry> = fc.record({
+    seq: fc.integer({ min: 1, max: 1_000 }),
+    nodeId: fc.constantFrom('a', 'b', 'c'),
+    path: pathOf,
+    previousPath: pathOf,
+    revision: fc.nat({ max: 9 }),
+    bundle: fc.option(
+      fc.record(
+        {
+          hash: hex.map((digest) => `sha256:${digest}`),
+          revision: fc.nat({ max: 9 }),
+          committedAt: fc.constant('2026-11-28T10:00:00.000Z'),
+          generatedAt: fc.constant('2026-11-28T10:00:00.100Z'),
+          distributedAt: fc.constant('2026-11-28T10:00:00.200Z'),
+          files: fc.constant([]),
+          catchUp: fc.boolean(),
+        },
+        { requiredKeys: ['hash', 'revision', 'committedAt', 'generatedAt', 'distributedAt', 'files'] },
+      ),
+      { nil: null },
+    ),
+  });
+
+  it('confirms each bundle the relay keeps, in order, as the schema reads a confirmation; nothing else', () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 12 }), fc.constantFrom(...relays), (entries, relayId) => {
+        const at = '2026-11-28T10:00:01.000Z';
+        const confirmations = confirmationsOf(entries, relayId, at);
+        const kept = entries.filter((candidate) => entryFor(candidate, relayId) === 'keep');
+        expect(confirmations.map((confirmation) => confirmation.nodeId)).toEqual(
+          kept.map(({ nodeId }) => nodeId),
+        );
+        confirmations.forEach((confirmation, index) => {
+          const bundle = kept[index]?.bundle;
+          expect(confirmationSchema.parse(confirmation)).toEqual(confirmation);
+          expect(confirmation).toEqual({
+            relayId,
+            nodeId: kept[index]?.nodeId,
+            hash: bundle?.hash,
+            revision: bundle?.revision,
+            committedAt: bundle?.committedAt,
+            generatedAt: bundle?.generatedAt,
+            distributedAt: bundle?.distributedAt,
+            confirmedAt: at,
+            ...(bundle?.catchUp ? { catchUp: true } : {}),
+          });
+        });
+      }),
     );
   });
 });

@@ -112,6 +112,34 @@ export function entryFor(entry: FeedEntry, relayId: string): 'keep' | 'drop' | n
   return entry.previousPath.includes(relayId) ? 'drop' : null;
 }
 
+/**
+ * What a relay confirms once entries are on its disk, `confirmedAt` then: the bundles it keeps, one
+ * per entry in the order given (pass a node's latest entry only, when several came together).
+ */
+export function confirmationsOf(
+  entries: Iterable<FeedEntry>,
+  relayId: string,
+  confirmedAt: string,
+): Confirmation[] {
+  const confirmations: Confirmation[] = [];
+  for (const entry of entries) {
+    if (entryFor(entry, relayId) !== 'keep' || !entry.bundle) continue;
+    const { hash, revision, committedAt, generatedAt, distributedAt, catchUp } = entry.bundle;
+    confirmations.push({
+      ...(catchUp ? { catchUp } : {}),
+      relayId,
+      nodeId: entry.nodeId,
+      hash,
+      revision,
+      committedAt,
+      generatedAt,
+      distributedAt,
+      confirmedAt,
+    });
+  }
+  return confirmations;
+}
+
 const ENTRY_KEYS = 6;
 const BUNDLE_REQUIRED = ['hash', 'revision', 'committedAt', 'generatedAt', 'distributedAt', 'files'] as const;
 

@@ -108,10 +108,10 @@ interface ConfigApi {
 }
 
 /**
- * The real pipeline under load: config-service, generator(s), distribution-service and relay `root`
- * as processes on real Kafka, Redis and Postgres, in a namespace of their own. Imports the synthetic
- * fleet, runs a steady load of change sets, then syncs a fresh relay, and checks every bundle the
- * relay confirms against the engine run in this process on the same changes.
+ * The real pipeline under load: config-service, generator(s) and distribution-service (which serves
+ * relay `root`'s nodes) as processes on real Kafka, Redis and Postgres, in a namespace of their
+ * own. Imports the synthetic fleet, runs a steady load of change sets, then syncs a fresh relay,
+ * and checks every bundle the root confirms against the engine run in this process on the same changes.
  */
 export async function runPipelineBench(options: PipelineBenchOptions): Promise<PipelineReport> {
   const progress = options.progress ?? SILENT;
@@ -223,7 +223,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     await createTopics(messaging, topics);
     await confirmations.start(messaging, topics);
     check();
-    progress.log('starting the config-service, generator(s), distribution-service and relay root');
+    progress.log('starting the config-service, generator(s) and distribution-service (relay root)');
     const config = await launcher.startConfigService();
     watch(config);
     const generators: RunningService[] = [];
@@ -238,8 +238,6 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     }
     const distribution = await launcher.startDistribution(config.url);
     watch(distribution);
-    const relay = await launcher.startRelay('relay root', ROOT, distribution.url);
-    watch(relay);
     sampler.watch(BENCH_PROCESS, process.pid);
     await infrastructureWatch.start();
     for (const name of infrastructureWatch.watched) roles.set(name, 'infrastructure');
@@ -364,11 +362,11 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     ).length;
     const sample = sampleOf([...finalHashes.keys()], options.httpChecks ?? 300);
     const tokens = await nodeTokens({ url: config.url, token: launcher.adminToken }, sample);
-    let httpMismatches = await servedMismatches(relay.url, sample, tokens, finalHashes);
+    let httpMismatches = await servedMismatches(distribution.url, sample, tokens, finalHashes);
 
     // (c) a fresh relay's full sync
     await markPhase('fresh relay');
-    const head = Number((await health(relay.url))['cursor']);
+    const head = Number((await health(distribution.url))['cursor']);
     progress.phase('fresh relay: nodes served', finalHashes.size);
     const freshStarted = Date.now();
     const fresh = await launcher.startRelay('relay fresh', ROOT, distribution.url);

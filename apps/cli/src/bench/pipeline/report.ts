@@ -124,8 +124,9 @@ export interface PipelineReport {
   };
   /**
    * CPU per unit of work: steady (the steady and drain phases) per node change, import per node
-   * with a bundle. The services are the config-service, the generators, the distribution-service
-   * and relay root: not this process, nor the fresh relay (it works in its own phase only).
+   * with a bundle. The services are the config-service, the generators and the distribution-service
+   * (relay root's nodes are served from its feed): not this process, nor the fresh relay (it works
+   * in its own phase only).
    */
   readonly perNode: {
     readonly nodeChanges: number;

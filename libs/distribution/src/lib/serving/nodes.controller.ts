@@ -13,22 +13,25 @@ import {
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { pack } from 'tar-stream';
-import type { FeedBundle } from '@policygen/distribution';
-import { Caller, addTarEntry, treeFiles } from '@policygen/distribution';
 import type { Principal } from '@policygen/service-kit';
 import { Requires } from '@policygen/service-kit';
-import type { FetchRecorder } from '../relay/fetch-recorder';
-import type { NodeTrees } from '../relay/node-trees';
-import { TreeIncompleteError } from '../relay/node-trees';
-import type { RelayIdentity } from './tokens';
-import { FETCH_RECORDER, NODE_TREES, RELAY_IDENTITY } from './tokens';
+import { treeFiles } from '../derived-files';
+import type { FeedBundle } from '../feed';
+import { Caller } from '../http/feed-access';
+import { addTarEntry } from '../http/tar-stream-entry';
+import type { FetchRecorder } from './fetch-recorder';
+import type { NodeTrees } from './node-trees';
+import { TreeIncompleteError } from './node-trees';
+
+export const NODE_TREES = Symbol('NODE_TREES');
+export const FETCH_RECORDER = Symbol('FETCH_RECORDER');
 
 const PROMISES_GENERATED = 'rules/cfengine-community/rudder-promises-generated';
 /** When a node that found its bundle's files missing here should ask again: they are being fetched. */
 const RETRY_AFTER_SECONDS = 5;
 
 /**
- * What nodes ask their relay. A node presents its token (`Authorization: Bearer <token>`), which
+ * What nodes ask their relay (or the distribution-service, which serves the root's). A node presents its token (`Authorization: Bearer <token>`), which
  * the credential guard checks with the node's key from the feed, expiry included (401 otherwise,
  * and for a node this relay does not serve). A node reads only its own bundle (403 otherwise).
  * A bundle is served from the blob directory, by the file list of the node's latest entry, taken
@@ -40,7 +43,6 @@ const RETRY_AFTER_SECONDS = 5;
 export class NodesController {
   constructor(
     @Inject(NODE_TREES) private readonly trees: NodeTrees,
-    @Inject(RELAY_IDENTITY) private readonly identity: RelayIdentity,
     @Inject(FETCH_RECORDER) private readonly fetches: FetchRecorder,
   ) {}
 
@@ -105,8 +107,7 @@ export class NodesController {
       throw new ForbiddenException('a node may read only its own policies');
     const bundle = this.trees.bundleOf(nodeId);
     // The guard let the node in a moment ago: only a feed entry applied since can make this fail.
-    if (!bundle)
-      throw new UnauthorizedException(`relay ${this.identity.relayId} does not serve node ${nodeId}`);
+    if (!bundle) throw new UnauthorizedException(`relay ${this.trees.relayId} does not serve node ${nodeId}`);
     return bundle;
   }
 }

@@ -1,5 +1,6 @@
 import type { Histogram, Registry } from 'prom-client';
-import type { Confirmation, ConfirmationSink, FeedBundle } from '@policygen/distribution';
+import type { Confirmation, FeedBundle } from '../feed';
+import type { ConfirmationSink } from '../http/feed.controller';
 import { pipelineLagHistogram } from '@policygen/service-kit';
 
 /**

@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import type { FeedBundle } from '@policygen/distribution';
-import { BlobCollector, BlobDirectory, FeedLog } from '@policygen/distribution';
+import { BlobCollector } from '../disk/blob-collector';
+import { BlobDirectory } from '../disk/blob-directory';
+import { FeedLog } from '../disk/feed-log';
+import type { FeedBundle } from '../feed';
 import type { NodeTree } from './node-trees';
 import { NodeTrees, TreeIncompleteError } from './node-trees';
 

@@ -1,5 +1,8 @@
-import type { BlobDirectory, FeedBundle, FeedFile, FeedLog } from '@policygen/distribution';
-import { deriveFile, derivesFiles, entryFor, isDerivedPath, treeFiles } from '@policygen/distribution';
+import type { BlobDirectory } from '../disk/blob-directory';
+import type { FeedLog } from '../disk/feed-log';
+import type { FeedBundle, FeedFile } from '../feed';
+import { entryFor } from '../feed';
+import { deriveFile, derivesFiles, isDerivedPath, treeFiles } from '../derived-files';
 
 /**
  * A node's bundle, the files of its tree (`treeFiles`: the manifest's parts are not served) and
@@ -34,7 +37,7 @@ const ATTEMPTS = 3;
  */
 export class NodeTrees {
   constructor(
-    private readonly relayId: string,
+    readonly relayId: string,
     private readonly log: FeedLog,
     private readonly blobs: BlobDirectory,
   ) {}
