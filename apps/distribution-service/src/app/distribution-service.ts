@@ -127,6 +127,16 @@ export async function startDistributionService(
     labelNames: ['kind'],
     registers: [registry],
   });
+  const writes = new Counter({
+    name: 'policygen_distribution_bundle_writes_total',
+    help: 'Writes of bundles to the root feed (each one blob fetch, one append, one flush and one send to the bus)',
+    registers: [registry],
+  });
+  const writtenBatches = new Counter({
+    name: 'policygen_distribution_bundle_batches_written_total',
+    help: 'Batches of bundle events written, several per write when they arrive together (group commit)',
+    registers: [registry],
+  });
   const confirmations = new ConfirmationPublisher(producer, topics, registry, logger);
   const distributor = new Distributor({
     log,
@@ -149,6 +159,10 @@ export async function startDistributionService(
           } satisfies GenerationRequest),
         })),
       );
+    },
+    onGroupCommit: (batches) => {
+      writes.inc();
+      writtenBatches.inc(batches);
     },
     onWritten: async ({ entries, distributed: records }) => {
       // The root serves its nodes from this feed: an entry on disk is on relay root, confirmed

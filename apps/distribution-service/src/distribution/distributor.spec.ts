@@ -49,7 +49,7 @@ describe('Distributor', () => {
   /** A distributor on this test's log, blobs and cache, for a configuration at revision 1. */
   function distributorOn(
     fleet: Fleet,
-    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onWritten'> & {
+    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onWritten' | 'onGroupCommit'> & {
       tokenSecret?: string | null;
       cache?: DistributorOptions['cache'];
     } = {},
@@ -163,6 +163,37 @@ describe('Distributor', () => {
       [[b.id, null]],
     ]);
     expect(told[1]?.[0]?.bundle).toEqual(a2);
+  });
+
+  it('writes the batches handed over together, and those that come while it writes, in one write each', async () => {
+    const validation = validateFleet(buildDemoFleetFile());
+    if (!validation.ok) throw new Error('the demo fleet is invalid');
+    const nodes = validation.fleet.nodes.filter((node) => node.policyServer === 'root').slice(0, 3);
+    if (nodes.length < 3) throw new Error('the demo fleet has too few nodes on root');
+    const writes: string[][] = [];
+    const groups: number[] = [];
+    const distributor = distributorOn(validation.fleet, {
+      onWritten: async ({ distributed }) => {
+        if (distributed.length > 0) writes.push(distributed.map(({ nodeId }) => nodeId));
+      },
+      onGroupCommit: (batches) => groups.push(batches),
+    });
+    await distributor.start();
+    const events = await Promise.all(
+      nodes.map(async (node) => {
+        const contents = [`{"node":"${node.id}"}`, `bundle common ${node.id} {}`];
+        await cache.putBlobs(contents.map((content) => ({ sha256: sha256(content), content })));
+        return { ...bundleOf(node.id, contents), revision: 2 };
+      }),
+    );
+    const [first, second, third] = events as [NodeBundleEvent, NodeBundleEvent, NodeBundleEvent];
+    // Two handed over at once (the partitions of one fetch), then one while they are written.
+    const together = [first, second].map((event) => distributor.bundles([{ event, receivedAt: Date.now() }]));
+    await new Promise((resolve) => setImmediate(resolve));
+    const meanwhile = distributor.bundles([{ event: third, receivedAt: Date.now() }]);
+    await Promise.all([...together, meanwhile]);
+    expect(groups).toEqual([2, 1]);
+    expect(writes).toEqual([nodes.slice(0, 2).map((node) => node.id), [nodes[2]?.id]]);
   });
 
   it('forwards an event already in its distributed form as received, and encodes the others', async () => {

@@ -42,6 +42,8 @@ export interface DistributorOptions {
    * it resolves.
    */
   readonly onWritten?: (written: WrittenEntries) => Promise<void>;
+  /** Told of each write of bundles, with the number of batches it writes together. */
+  readonly onGroupCommit?: (batches: number) => void;
 }
 
 /** Entries just written to the root feed, and the nodes whose current bundle they changed. */
@@ -171,9 +173,9 @@ export class Distributor {
   }
 
   /**
-   * Bundles become feed entries. Batches that arrive while a write runs are written together next
-   * (group commit): one blob fetch, one append and one flush for all of them. Each call resolves
-   * once its bundles are on disk.
+   * Bundles become feed entries. Batches that arrive together (the partitions of one fetch) or
+   * while a write runs are written together next (group commit): one blob fetch, one append, one
+   * flush and one send for all of them. Each call resolves once its bundles are on disk.
    */
   bundles(received: readonly ReceivedBundleEvent[]): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -185,6 +187,7 @@ export class Distributor {
   private async writeWaitingBundles(): Promise<void> {
     const waiting = this.waitingBundles;
     this.waitingBundles = [];
+    this.options.onGroupCommit?.(waiting.length);
     try {
       await this.writeBundles(waiting.flatMap(({ received }) => received));
       for (const { resolve } of waiting) resolve();
