@@ -27,7 +27,6 @@ import {
   confirmationsOf,
   deploymentAuthenticator,
 } from '@policygen/distribution';
-import type { FeedEntry } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
 import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
@@ -167,7 +166,7 @@ export async function startDistributionService(
     onWritten: async ({ entries, distributed: records }) => {
       // The root serves its nodes from this feed: an entry on disk is on relay root, confirmed
       // in the same request to the bus as the latest bundles.
-      const served = confirmationsOf(latestOf(entries), ROOT_RELAY, new Date().toISOString());
+      const served = confirmationsOf(entries, ROOT_RELAY, new Date().toISOString());
       await producer.sendAll([
         ...(records.length === 0
           ? []
@@ -283,14 +282,4 @@ export async function startDistributionService(
       await producer.close();
     },
   };
-}
-
-/** Each node's last entry of an append (one per node, in the order of their last entries). */
-function latestOf(entries: readonly FeedEntry[]): IterableIterator<FeedEntry> {
-  const latest = new Map<string, FeedEntry>();
-  for (const entry of entries) {
-    latest.delete(entry.nodeId);
-    latest.set(entry.nodeId, entry);
-  }
-  return latest.values();
 }

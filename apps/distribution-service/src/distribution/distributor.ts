@@ -48,6 +48,7 @@ export interface DistributorOptions {
 
 /** Entries just written to the root feed, and the nodes whose current bundle they changed. */
 export interface WrittenEntries {
+  /** One per node at most: each append is of nodes' latest states (`DistributionLedger`). */
   readonly entries: readonly FeedEntry[];
   readonly distributed: readonly DistributedRecord[];
 }
