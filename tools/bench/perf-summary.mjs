@@ -4,7 +4,7 @@
 // which samples the main thread's wall time, perf counts every thread's CPU: V8's helper threads
 // (the compiler and the collector) and libuv's pool are in it.
 //
-//   NODE_OPTIONS=--perf-basic-prof-only-functions npx policygen bench --pipeline … &
+//   npx policygen bench --pipeline --node-option=--perf-basic-prof-only-functions … &
 //   perf record -F 499 -g -p "$(pgrep -d, -f 'dist/.*/main.js')" -o perf.data -- sleep 20
 //   perf script -i perf.data -F pid,tid,ip,sym > perf.txt
 //   node tools/bench/perf-summary.mjs perf.txt [--top N]

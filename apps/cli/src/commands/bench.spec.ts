@@ -32,6 +32,14 @@ describe('policygen bench', () => {
     }
   });
 
+  it('refuses a service node option that is not one flag, naming the option (exit 2)', () => {
+    for (const value of ['perf', '--inspect x', '-e', '--require=./x.js extra']) {
+      const result = runCli(['bench', '--pipeline', `--node-option=${value}`]);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain(`option '--node-option <flag>' argument '${value}' is invalid`);
+    }
+  });
+
   it('runs the scenarios on a small synthetic fleet and reports each in a table and a JSON file', () => {
     const out = join(dir, 'bench.json');
     const result = runCli([

@@ -21,6 +21,7 @@ interface BenchCommandOptions {
   readonly warmUp: number;
   readonly generators: number;
   readonly profile?: string;
+  readonly nodeOption: readonly string[];
 }
 
 const ENGINE_NODES = 100_000;
@@ -41,6 +42,15 @@ function warmUpSeconds(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > MAX_WARM_UP_SECONDS)
     throw new InvalidArgumentError(`must be a whole number of seconds from 0 to ${MAX_WARM_UP_SECONDS}`);
   return Number(value);
+}
+
+/** A `node` option for the services: one flag, `--name` or `--name=value`, never a script or a second word. */
+function nodeOption(value: string, previous: readonly string[]): string[] {
+  if (!/^--[a-z][a-z0-9-_]*(=\S+)?$/i.test(value))
+    throw new InvalidArgumentError(
+      'must be one node option such as --perf-basic-prof or --max-semi-space-size=64',
+    );
+  return [...previous, value];
 }
 
 export const defineBench: CommandDefinition = (program, { streams, exitWith }) => {
@@ -108,6 +118,14 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
     )
     .addOption(
       new Option(
+        '--node-option <flag>',
+        "with --pipeline: an option for every service's node, e.g. --node-option=--perf-basic-prof (repeatable; reported with the machine)",
+      )
+        .argParser(nodeOption)
+        .default([]),
+    )
+    .addOption(
+      new Option(
         '-o, --out <file>',
         'where to write the JSON report (default: bench-results.json, bench-pipeline.json with --pipeline)',
       ),
@@ -126,6 +144,7 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
             generators: options.generators,
             out: options.out ?? 'bench-pipeline.json',
             ...(options.profile === undefined ? {} : { profile: options.profile }),
+            ...(options.nodeOption.length === 0 ? {} : { nodeOptions: options.nodeOption }),
           },
           streams,
         );

@@ -51,6 +51,8 @@ export interface PipelineBenchOptions {
   readonly phaseTimeoutMs?: number;
   /** Each service process writes a V8 CPU profile into DIR/<its name> (`--cpu-prof`). */
   readonly profileDir?: string;
+  /** Options given to every service's `node`, reported with the machine. */
+  readonly nodeOptions?: readonly string[];
   /** The engine yardstick's warm-up and timed nodes (default 500 and 2,000). */
   readonly yardstick?: YardstickOptions;
 }
@@ -152,7 +154,13 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   const workDir = mkdtempSync(join(tmpdir(), 'policygen-bench-'));
   const topics = topicsFor(namespace.topicNamespace);
   const messaging = createKafkaMessaging({ brokers: [...options.infrastructure.kafkaBrokers] });
-  const launcher = new ServiceLauncher(options.infrastructure, namespace, workDir, options.profileDir);
+  const launcher = new ServiceLauncher(
+    options.infrastructure,
+    namespace,
+    workDir,
+    options.profileDir,
+    options.nodeOptions,
+  );
   const sampler = new ProcessSampler();
   const infrastructureWatch = new InfrastructureWatch(options.infrastructure, sampler);
   const roles = new Map<string, ProcessRole>([[BENCH_PROCESS, 'bench']]);
@@ -426,6 +434,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         node: process.version,
         loadAverageBefore,
         loadAverageAfter: loadavg(),
+        serviceNodeOptions: [...(options.nodeOptions ?? [])],
       },
       yardstick,
       fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },

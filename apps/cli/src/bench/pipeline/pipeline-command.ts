@@ -20,6 +20,8 @@ export interface PipelineCommandOptions {
   readonly out: string;
   /** Where the services' CPU profiles go, one directory per service. */
   readonly profile?: string;
+  /** Options given to every service's `node` (`--node-option`). */
+  readonly nodeOptions?: readonly string[];
 }
 
 /**
@@ -54,6 +56,7 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
       progress,
       signal: controller.signal,
       ...(profileDir === undefined ? {} : { profileDir }),
+      ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
     });
     try {
       await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);

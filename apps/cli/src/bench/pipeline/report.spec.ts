@@ -46,7 +46,13 @@ function reportWith(generators: number): PipelineReport {
       warmUpNodes: 500,
       method: 'the method, in a sentence.',
     },
-    machine: { cpus: 2, node: 'v20', loadAverageBefore: [0, 0, 0], loadAverageAfter: [1, 1, 1] },
+    machine: {
+      cpus: 2,
+      node: 'v20',
+      loadAverageBefore: [0, 0, 0],
+      loadAverageAfter: [1, 1, 1],
+      serviceNodeOptions: [],
+    },
     fleet: { nodes: 10_000, seed: 1, nodesWithBundle: 10_000, failedNodes: 0 },
     generators,
     namespace: 'bench-x',
@@ -174,6 +180,19 @@ describe('formatPipelineTable', () => {
       'warm-up (not measured): 20 change sets/s for 30 s: 600 committed, 2000 node changes, lag p99 420 ms; ' +
         'services 1.500 CPU ms per node change (3.00x the engine)',
     );
+  });
+
+  it("names the options every service's node ran with, and nothing when it ran as deployed", () => {
+    const machineLine = (report: PipelineReport): string =>
+      formatPipelineTable(report)
+        .split('\n')
+        .find((text) => text.startsWith('machine:')) ?? '';
+    expect(machineLine(reportWith(1))).not.toContain('ran with');
+    const traced: PipelineReport = {
+      ...reportWith(1),
+      machine: { ...reportWith(1).machine, serviceNodeOptions: ['--perf-basic-prof', '--trace-deopt'] },
+    };
+    expect(machineLine(traced)).toMatch(/; every service's node ran with --perf-basic-prof --trace-deopt$/);
   });
 
   it('has a scale-out section with each generator when several run', () => {

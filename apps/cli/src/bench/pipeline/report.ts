@@ -56,6 +56,8 @@ export interface PipelineReport {
     readonly node: string;
     readonly loadAverageBefore: readonly number[];
     readonly loadAverageAfter: readonly number[];
+    /** What `--node-option` gave every service's `node` (none: as deployed). */
+    readonly serviceNodeOptions: readonly string[];
   };
   readonly fleet: {
     readonly nodes: number;
@@ -245,7 +247,10 @@ export function formatPipelineTable(report: PipelineReport): string {
     `fleet: ${report.fleet.nodes} nodes (${report.fleet.nodesWithBundle} with a bundle, ${report.fleet.failedNodes} failed), ` +
       `seed ${report.fleet.seed}; ${report.generators} generator(s); namespace ${report.namespace}`,
     `machine: ${report.machine.cpus} CPUs, node ${report.machine.node}, load average before ${load(report.machine.loadAverageBefore)}, ` +
-      `after ${load(report.machine.loadAverageAfter)}`,
+      `after ${load(report.machine.loadAverageAfter)}` +
+      (report.machine.serviceNodeOptions.length === 0
+        ? ''
+        : `; every service's node ran with ${report.machine.serviceNodeOptions.join(' ')}`),
     '',
     `import: 99% on relay root in ${report.import.secondsTo99.toFixed(1)} s, 100% in ${report.import.secondsTo100.toFixed(1)} s ` +
       `(${report.import.nodesPerSecond.toFixed(0)} nodes/s; commit ${ms(report.import.commitMs)} ms; ${report.import.hashMismatches} hash mismatches)`,

@@ -88,6 +88,8 @@ export class ServiceLauncher {
     private readonly workDir: string,
     /** When set, each service writes a V8 CPU profile into `<profileDir>/<its slug>` as it exits. */
     private readonly profileDir?: string,
+    /** Options for every service's `node` (`--perf-basic-prof`, `--trace-deopt`…), before its bundle. */
+    private readonly nodeOptions: readonly string[] = [],
   ) {}
 
   /** Called when a service exits while the benchmark still needs it. */
@@ -198,7 +200,7 @@ export class ServiceLauncher {
     const managed = ManagedProcess.start({
       name,
       command: process.execPath,
-      args: [...profileFlags, bundlePath(service)],
+      args: [...profileFlags, ...this.nodeOptions, bundlePath(service)],
       logFile: join(this.workDir, `${name.replace(/\s+/g, '-')}.log`),
       env: { ...process.env, ...env, PORT: String(port) },
     });
