@@ -68,8 +68,27 @@ const fasterKafkaChecksum = {
   },
 };
 
+/**
+ * kafkajs's produce request (versions 3 to 7 are made by its `requests/produce/v3/request.js`) is
+ * given its body by ours, written in one pass into one buffer of its exact size
+ * (libs/messaging/src/lib/kafka/produce-request.ts: the same bytes, ~25 → ~7.5 µs for a 4.5 KB
+ * record), and by kafkajs's own encoder for what ours declines (compression). Its v4 and v5 requests
+ * (v6 and v7 are v5's) and its version table require it as `../v3/request` and `./v3/request`.
+ */
+const KAFKAJS_PRODUCE = join('kafkajs', 'src', 'protocol', 'requests', 'produce');
+const onePassProduceRequest = {
+  name: 'kafkajs-produce-request',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.?\/v3\/request$/ }, (args) =>
+      args.importer.includes(KAFKAJS_PRODUCE)
+        ? { path: join(root, 'libs', 'messaging', 'src', 'lib', 'kafka', 'kafkajs-produce-request.cjs') }
+        : undefined,
+    );
+  },
+};
+
 const common = {
-  plugins: [fasterKafkaChecksum],
+  plugins: [fasterKafkaChecksum, onePassProduceRequest],
   absWorkingDir: root,
   platform: 'node',
   target: 'node20',

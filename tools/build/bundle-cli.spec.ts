@@ -37,4 +37,22 @@ describe('the bundles', () => {
       .map(({ bundle }) => bundle);
     expect(withTheirs).toEqual([]);
   });
+
+  it("write kafkajs's produce requests in one pass (ours), its own encoder kept for what ours declines", () => {
+    for (const bundle of bundles()) {
+      const text = readFileSync(join(root, bundle), 'utf8');
+      if (!text.includes(RECORD_BATCH)) continue;
+      const ours =
+        /var (require_[\w$]+) = __commonJS\(\{\s*"libs\/messaging\/src\/lib\/kafka\/kafkajs-produce-request\.cjs"/.exec(
+          text,
+        )?.[1];
+      expect({ bundle, ours: ours !== undefined }).toEqual({ bundle, ours: true });
+      // kafkajs's v4 and v5 requests (v6 and v7 are v5's) are made by ours, not by its v3 module.
+      for (const version of ['v4', 'v5']) {
+        const at = text.indexOf(`"node_modules/kafkajs/src/protocol/requests/produce/${version}/request.js"`);
+        expect({ bundle, version, found: at >= 0 }).toEqual({ bundle, version, found: true });
+        expect(text.slice(at, at + 200)).toContain(`requestV3 = ${ours}()`);
+      }
+    }
+  });
 });
