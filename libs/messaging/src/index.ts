@@ -41,3 +41,4 @@ export {
   type DeadLetterPage,
   type ReplayOutcome,
 } from './lib/dead-letter-archive';
+export { produceEncodings } from './lib/kafka/produce-request';

@@ -1,5 +1,6 @@
 import perfHooks from 'node:perf_hooks';
 import { Registry } from 'prom-client';
+import { produceEncodings } from '@policygen/messaging';
 import { collectProcessMetrics, EVENT_LOOP_SAMPLING_MS } from './process-metrics';
 
 describe('collectProcessMetrics', () => {
@@ -25,5 +26,16 @@ describe('collectProcessMetrics', () => {
     collectProcessMetrics(new Registry());
     expect(EVENT_LOOP_SAMPLING_MS).toBe(100);
     expect(monitor).toHaveBeenCalledWith({ resolution: EVENT_LOOP_SAMPLING_MS });
+  });
+
+  it("reports the process's Kafka produce requests by the encoder that wrote them", async () => {
+    const registry = new Registry();
+    collectProcessMetrics(registry);
+    const values = (await registry.getSingleMetric('policygen_kafka_produce_requests_total')?.get())?.values;
+    const counts = produceEncodings();
+    expect(values?.map((value) => [value.labels['encoder'], value.value])).toEqual([
+      ['ours', counts.ours],
+      ['kafkajs', counts.kafkajs],
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
-import { collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics } from 'prom-client';
+import { produceEncodings } from '@policygen/messaging';
 
 /**
  * How often the event loop's delay is sampled, in ms. prom-client's default (10 ms) keeps a timer
@@ -12,8 +13,20 @@ export const EVENT_LOOP_SAMPLING_MS = 100;
 
 /**
  * The process's standard metrics (`process_*`, `nodejs_*`: CPU, memory, heap, GC, event loop lag)
- * in `registry`, as every Policygen process reports them.
+ * in `registry`, as every Policygen process reports them, and its Kafka produce requests by encoder.
  */
 export function collectProcessMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLING_MS });
+  new Counter({
+    name: 'policygen_kafka_produce_requests_total',
+    help: "Kafka produce requests of this process, by the encoder that wrote them: ours in one pass, or kafkajs's for what ours declines (compression, other values)",
+    labelNames: ['encoder'],
+    registers: [registry],
+    collect() {
+      const counts = produceEncodings();
+      this.reset();
+      this.inc({ encoder: 'ours' }, counts.ours);
+      this.inc({ encoder: 'kafkajs' }, counts.kafkajs);
+    },
+  });
 }

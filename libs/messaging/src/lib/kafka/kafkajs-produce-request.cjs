@@ -2,7 +2,7 @@
 // versions 3 to 7 are made with (tools/build/bundle-cli.mjs): kafkajs's request, whose body is
 // written by `encodeProduceRequest` in one pass, and by kafkajs's own encoder when it declines.
 const kafkajsProduceRequest = require('kafkajs/src/protocol/requests/produce/v3/request.js');
-const { encodeProduceRequest } = require('./produce-request');
+const { encodeProduceRequest, noteProduceEncoding } = require('./produce-request');
 
 module.exports = (options) => {
   const request = kafkajsProduceRequest(options);
@@ -10,6 +10,7 @@ module.exports = (options) => {
     ...request,
     encode: async () => {
       const body = encodeProduceRequest(options);
+      noteProduceEncoding(body === null ? 'kafkajs' : 'ours');
       // What kafkajs's request framing reads of an encoder: its buffer and its size.
       return body === null
         ? request.encode()

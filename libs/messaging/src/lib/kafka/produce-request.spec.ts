@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { ProduceRequestInput } from './produce-request';
-import { encodeProduceRequest } from './produce-request';
+import { encodeProduceRequest, produceEncodings } from './produce-request';
 
 // kafkajs's own produce request (versions 3 to 7), whose body the bundles have ours write
 // (tools/build/bundle-cli.mjs), and its 64-bit integers (a producer id comes as one).
@@ -157,5 +157,23 @@ describe('encodeProduceRequest', () => {
     expect(encodeProduceRequest(batch('v', { headers: { trace: 7 } }))).toBeNull();
     expect(encodeProduceRequest({ ...batch('v'), producerId: '9223372036854775808' })).toBeNull();
     expect(encodeProduceRequest(batch('v'))).not.toBeNull();
+  });
+
+  it("is counted by the encoder that wrote each request, as the bundles' kafkajs request calls it", async () => {
+    const bundlesRequest = require('./kafkajs-produce-request.cjs') as (input: ProduceRequestInput) => {
+      encode(): Promise<unknown>;
+    };
+    const request = (compression: number): ProduceRequestInput => ({
+      acks: -1,
+      timeout: 1_000,
+      compression,
+      topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ key: 'k', value: 'v' }] }] }],
+    });
+    const before = produceEncodings();
+    await bundlesRequest(request(0)).encode();
+    await bundlesRequest(request(0)).encode();
+    // Compressed (gzip): ours declines, kafkajs's encoder writes it.
+    await bundlesRequest(request(1)).encode();
+    expect(produceEncodings()).toEqual({ ours: before.ours + 2, kafkajs: before.kafkajs + 1 });
   });
 });

@@ -68,6 +68,19 @@ interface PreparedBatch {
   readonly bodyLength: number;
 }
 
+/** Produce requests of this process whose body ours wrote, and those it left to kafkajs's encoder. */
+const encodings = { ours: 0, kafkajs: 0 };
+
+/** Counts one produce request, by the encoder that wrote it (the bundles' kafkajs request does). */
+export function noteProduceEncoding(encoder: keyof typeof encodings): void {
+  encodings[encoder]++;
+}
+
+/** How many produce requests of this process each encoder wrote. */
+export function produceEncodings(): Readonly<typeof encodings> {
+  return { ...encodings };
+}
+
 /** The request's body, or null when kafkajs must write it (see above). */
 export function encodeProduceRequest(input: ProduceRequestInput): Buffer | null {
   if ((input.compression ?? NO_COMPRESSION) !== NO_COMPRESSION) return null;
