@@ -193,7 +193,7 @@ function prepareRecord(
   const valueLength = lengthOf(value);
   let bodyLength =
     1 +
-    varLongLength(timestampDelta) +
+    varIntLength(timestampDelta) +
     varIntLength(offsetDelta) +
     bytesFieldLength(keyLength) +
     bytesFieldLength(valueLength) +
@@ -206,7 +206,7 @@ function prepareRecord(
 function writeRecord(buffer: Buffer, at: number, record: PreparedRecord, offsetDelta: number): number {
   let offset = writeVarInt(buffer, at, record.bodyLength);
   offset = buffer.writeInt8(0, offset);
-  offset = writeVarLong(buffer, offset, record.timestampDelta);
+  offset = writeVarInt(buffer, offset, record.timestampDelta);
   offset = writeVarInt(buffer, offset, offsetDelta);
   offset = writeBytesField(buffer, offset, record.key, record.keyLength);
   offset = writeBytesField(buffer, offset, record.value, record.valueLength);
@@ -286,11 +286,8 @@ function zigZag(value: number): number {
   return value >= 0 ? value * 2 : -value * 2 - 1;
 }
 
+/** A varint's or varlong's length: the same zigzag encoding, for any safe integer. */
 function varIntLength(value: number): number {
-  return unsignedVarLength(zigZag(value));
-}
-
-function varLongLength(value: number): number {
   return unsignedVarLength(zigZag(value));
 }
 
@@ -303,11 +300,8 @@ function unsignedVarLength(value: number): number {
   return length;
 }
 
+/** A varint or varlong (the same zigzag encoding, for any safe integer). */
 function writeVarInt(buffer: Buffer, at: number, value: number): number {
-  return writeUnsignedVar(buffer, at, zigZag(value));
-}
-
-function writeVarLong(buffer: Buffer, at: number, value: number): number {
   return writeUnsignedVar(buffer, at, zigZag(value));
 }
 
