@@ -14,6 +14,7 @@ import {
   parseParameters,
 } from '../validation/validate';
 import { LIMITS, tooDeep } from '../validation/limits';
+import { parseEntity } from '../validation/plain-node';
 import { toValidationIssues } from '../validation/zod-issues';
 import type { ParsedChangeSet } from './change-set';
 import { emptyChangeSet, ID_COLLECTIONS, relationshipKey } from './change-set';
@@ -71,7 +72,7 @@ export function validateChangeSet(input: unknown, state: FleetIndex): ChangeSetV
     const seen = new Map<string, number>();
     list.forEach((element, index) => {
       const path: PathSegment[] = ['upsert', collection, index];
-      const result = FLEET_COLLECTIONS[collection].safeParse(element, { reportInput: true });
+      const result = parseEntity(collection, element);
       if (!result.success) {
         issues.push(...toValidationIssues(result.error.issues, path));
         return;

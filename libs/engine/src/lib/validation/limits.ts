@@ -26,21 +26,46 @@ export const DEFAULT_MAX_BUNDLE_BYTES = 16 * 1024 * 1024;
 /**
  * The path of the first container nested deeper than `maxDepth` (a bare value has depth 0, `[]`
  * depth 1), or undefined. Iterative: a document nested 100,000 levels deep costs a loop, not the
- * stack, and nothing else reads it once this refused it.
+ * stack, and nothing else reads it once this refused it. Containers only are visited, each linked
+ * to its parent: the path is put together for the one refused, not for every value of a fleet.
  */
 export function tooDeep(value: unknown, maxDepth: number): PathSegment[] | undefined {
-  const waiting: { value: unknown; path: PathSegment[] }[] = [{ value, path: [] }];
-  for (let entry = waiting.pop(); entry !== undefined; entry = waiting.pop()) {
-    if (typeof entry.value !== 'object' || entry.value === null) continue;
-    if (entry.path.length >= maxDepth) return entry.path;
-    const at = entry.path;
-    if (Array.isArray(entry.value))
-      entry.value.forEach((item, index) => waiting.push({ value: item, path: [...at, index] }));
-    else
-      for (const [key, item] of Object.entries(entry.value))
-        waiting.push({ value: item, path: [...at, key] });
+  if (typeof value !== 'object' || value === null) return undefined;
+  const waiting: Container[] = [{ value, key: '', parent: undefined, depth: 0 }];
+  for (let container = waiting.pop(); container !== undefined; container = waiting.pop()) {
+    if (container.depth >= maxDepth) return pathTo(container);
+    const depth = container.depth + 1;
+    const parent = container;
+    if (Array.isArray(parent.value)) {
+      const items: readonly unknown[] = parent.value;
+      for (let index = 0; index < items.length; index++) {
+        const item = items[index];
+        if (typeof item === 'object' && item !== null)
+          waiting.push({ value: item, key: index, parent, depth });
+      }
+    } else {
+      const members = parent.value as Record<string, unknown>;
+      for (const key of Object.keys(members)) {
+        const item = members[key];
+        if (typeof item === 'object' && item !== null) waiting.push({ value: item, key, parent, depth });
+      }
+    }
   }
   return undefined;
+}
+
+interface Container {
+  readonly value: object;
+  /** Its key in its parent (the root's is not part of any path). */
+  readonly key: PathSegment;
+  readonly parent: Container | undefined;
+  readonly depth: number;
+}
+
+function pathTo(container: Container): PathSegment[] {
+  const path: PathSegment[] = [];
+  for (let at: Container = container; at.parent !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
 }
 
 /** Refuses the values of a map (parameters, properties, facts) nested too deep or too large. */

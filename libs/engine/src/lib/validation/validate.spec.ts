@@ -1,6 +1,9 @@
 import { directive, fleetFile, rule, technique } from '../../testing/builders';
 import type { Json } from '../model/json';
-import { loadFleet, validateFleet } from './validate';
+import fc from 'fast-check';
+import type { PathSegment } from './json-path';
+import { formatJsonPath } from './json-path';
+import { checkCarriable, loadFleet, validateFleet } from './validate';
 
 const issuesOf = (input: unknown) => {
   const result = validateFleet(input);
@@ -336,5 +339,64 @@ describe('fleet validation: every issue, with its JSON path', () => {
     expect(!broken.ok && broken.issues[0]?.message).toMatch(/^not valid YAML at line \d+, column \d+/);
     const json = loadFleet('{"nodes": [', 'json');
     expect(!json.ok && json.issues[0]?.path).toBe('$');
+  });
+});
+
+describe('text CFEngine cannot carry', () => {
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  const kind = (text: string): string | undefined =>
+    text.includes('\u0000')
+      ? 'NUL'
+      : text.includes('\uFDD0')
+        ? 'U+FDD0'
+        : LONE_SURROGATE.test(text)
+          ? 'lone surrogate'
+          : undefined;
+  /** The check as first written: every text scanned three times, a path built for every value. The reference. */
+  function referenceIssues(value: Json, path: PathSegment[], found: string[]): void {
+    if (typeof value === 'string') {
+      const issue = kind(value);
+      if (issue) found.push(`${formatJsonPath(path)} ${issue}`);
+    } else if (Array.isArray(value))
+      value.forEach((item, index) => referenceIssues(item, [...path, index], found));
+    else if (value !== null && typeof value === 'object')
+      for (const [key, item] of Object.entries(value)) {
+        const issue = kind(key);
+        if (issue) found.push(`${formatJsonPath([...path, key])} ${issue}`);
+        referenceIssues(item, [...path, key], found);
+      }
+  }
+  const text = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 6 }),
+    fc.constantFrom('a\u0000', '\uFDD0', '\uD83D\uDE00', '\uDE00\uD83D', 'x\uD800', '\uDC00x', 'plain'),
+  );
+  const { value } = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.constantFrom(null, 1, true),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(text, tie('value'), { maxKeys: 3, noNullPrototype: true }),
+    ),
+  }));
+
+  it('is found where a three-scan check finds it, at the same paths, in the same order', () => {
+    let withIssues = 0;
+    fc.assert(
+      fc.property(value, (input) => {
+        const expected: string[] = [];
+        referenceIssues(input as Json, ['p'], expected);
+        const found: string[] = [];
+        checkCarriable(input as Json, ['p'], (path, message) =>
+          found.push(
+            `${formatJsonPath(path)} ${/NUL/.test(message) ? 'NUL' : /FDD0/.test(message) ? 'U+FDD0' : 'lone surrogate'}`,
+          ),
+        );
+        expect(found).toEqual(expected);
+        if (expected.length > 0) withIssues++;
+      }),
+      { numRuns: 1000 },
+    );
+    expect(withIssues).toBeGreaterThan(100);
   });
 });

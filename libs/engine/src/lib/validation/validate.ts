@@ -23,6 +23,7 @@ import type { PathSegment } from './json-path';
 import { formatJsonPath } from './json-path';
 import { toValidationIssues } from './zod-issues';
 import { checkValueLimits, LIMITS, tooDeep } from './limits';
+import { parseEntity } from './plain-node';
 
 /** One problem of the input, at a JSON path like `$.directives[2].technique`. */
 export interface ValidationIssue {
@@ -135,10 +136,7 @@ function parseCollections(
   const entities = {} as Record<FleetCollection, unknown[]>;
   const rawIds = {} as Record<FleetCollection, Set<string>>;
   const indexOf = new Map<object, number>();
-  for (const [collection, schema] of Object.entries(FLEET_COLLECTIONS) as [
-    FleetCollection,
-    (typeof FLEET_COLLECTIONS)[FleetCollection],
-  ][]) {
+  for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[]) {
     entities[collection] = [];
     rawIds[collection] = new Set();
     const value = raw[collection];
@@ -150,7 +148,7 @@ function parseCollections(
     value.forEach((element: unknown, index) => {
       const elementId = (element as { id?: unknown } | null)?.id;
       if (typeof elementId === 'string') rawIds[collection].add(elementId);
-      const result = schema.safeParse(element, { reportInput: true });
+      const result = parseEntity(collection, element);
       if (!result.success) {
         issues.push(...toValidationIssues(result.error.issues, [collection, index]));
         return;
@@ -230,16 +228,27 @@ export function entityKey(collection: FleetCollection, entity: object): string {
  * UTF-8 form for the files the agent reads. Every other character reaches the agent exactly.
  */
 export function checkCarriable(value: Json, path: readonly PathSegment[], report: Report): void {
+  carriableWalk(value, [...path], report);
+}
+
+/** `checkCarriable` on one path array, grown and shrunk as it goes down and up; copied only to report. */
+function carriableWalk(value: Json, path: PathSegment[], report: Report): void {
   if (typeof value === 'string') {
     const problem = uncarriable(value);
-    if (problem) report(path, problem);
+    if (problem) report([...path], problem);
   } else if (Array.isArray(value)) {
-    value.forEach((item, index) => checkCarriable(item, [...path, index], report));
+    for (let index = 0; index < value.length; index++) {
+      path.push(index);
+      carriableWalk(value[index] as Json, path, report);
+      path.pop();
+    }
   } else if (isJsonObject(value)) {
-    for (const [key, item] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
+      path.push(key);
       const problem = uncarriable(key);
-      if (problem) report([...path, key], `its name ${problem}`);
-      checkCarriable(item as Json, [...path, key], report);
+      if (problem) report([...path], `its name ${problem}`);
+      carriableWalk(value[key] as Json, path, report);
+      path.pop();
     }
   }
 }
@@ -247,10 +256,23 @@ export function checkCarriable(value: Json, path: readonly PathSegment[], report
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function uncarriable(text: string): string | undefined {
+  // One look at each unit first: nearly every text has none of the three, each a scan of its own.
+  if (!mayBeUncarriable(text)) return undefined;
   if (text.includes('\u0000')) return 'must not contain NUL (\\u0000): CFEngine cannot carry it';
   if (text.includes(DATA_DOLLAR)) return 'must not contain U+FDD0, a noncharacter policygen uses internally';
   if (LONE_SURROGATE.test(text)) return 'must be valid Unicode (a lone surrogate has no UTF-8 form)';
   return undefined;
+}
+
+const DATA_DOLLAR_UNIT = DATA_DOLLAR.charCodeAt(0);
+
+/** Whether a text holds a NUL, U+FDD0 or any surrogate: false means it is carriable. */
+function mayBeUncarriable(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit === 0 || unit === DATA_DOLLAR_UNIT || (unit >= 0xd800 && unit <= 0xdfff)) return true;
+  }
+  return false;
 }
 
 /** Checks one parsed entity's references and rules beyond its schema. */
