@@ -361,7 +361,7 @@ export class Distributor {
     for (let start = 0; start < digests.length; start += CACHE_BATCH) {
       const batch = digests.slice(start, start + CACHE_BATCH);
       const contents = await this.options.cache.getBlobs(batch);
-      const found: { sha256: string; content: string }[] = [];
+      const found: { sha256: string; content: Buffer }[] = [];
       batch.forEach((digest, index) => {
         const content = contents[index];
         if (content === null || content === undefined) absent.add(digest);

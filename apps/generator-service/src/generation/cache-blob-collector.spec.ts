@@ -25,7 +25,9 @@ describe('CacheBlobCollector', () => {
     expect(await collector.sweep()).toBe(0);
     now += 120_000;
     expect(await collector.sweep()).toBe(1);
-    expect(await cache.getBlobs(['a', 'b', 'm'].map(digest))).toEqual(['a', null, 'm']);
+    expect(
+      (await cache.getBlobs(['a', 'b', 'm'].map(digest))).map((blob) => blob?.toString() ?? null),
+    ).toEqual(['a', null, 'm']);
     const metric = await registry.getSingleMetric('policygen_generator_cache_blobs_collected_total')?.get();
     expect(metric?.values[0]?.value).toBe(1);
   });

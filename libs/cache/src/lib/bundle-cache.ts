@@ -34,8 +34,11 @@ export interface BundleCache {
   /** Stores the blobs not stored yet; resolves with how many were new. */
   putBlobs(blobs: readonly Blob[]): Promise<number>;
   getBlob(sha256: string): Promise<string | null>;
-  /** Several blobs in one round trip, in the order asked; null for each one not stored. */
-  getBlobs(sha256s: readonly string[]): Promise<(string | null)[]>;
+  /**
+   * Several blobs in one round trip, in the order asked, as their UTF-8 bytes (a copy to disk need
+   * not decode them); null for each one not stored.
+   */
+  getBlobs(sha256s: readonly string[]): Promise<(Buffer | null)[]>;
   /** Records each bundle unless the node holds a newer revision; says, per bundle, whether it did. */
   recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]>;
   /** Removes nodes (at the revision that removed them) unless they hold a newer one. */

@@ -88,9 +88,12 @@ export class MemoryBundleCache implements BundleCache {
     return this.open().blobs.get(sha256) ?? null;
   }
 
-  async getBlobs(sha256s: readonly string[]): Promise<(string | null)[]> {
+  async getBlobs(sha256s: readonly string[]): Promise<(Buffer | null)[]> {
     const { blobs } = this.open();
-    return sha256s.map((sha256) => blobs.get(sha256) ?? null);
+    return sha256s.map((sha256) => {
+      const content = blobs.get(sha256);
+      return content === undefined ? null : Buffer.from(content);
+    });
   }
 
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {

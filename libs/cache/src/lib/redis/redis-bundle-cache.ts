@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createClient, MultiErrorReply } from 'redis';
+import { createClient, MultiErrorReply, RESP_TYPES } from 'redis';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 
 export interface RedisBundleCacheOptions {
@@ -131,9 +131,11 @@ export class RedisBundleCache implements BundleCache {
     return this.client.get(this.blobKey(sha256));
   }
 
-  async getBlobs(sha256s: readonly string[]): Promise<(string | null)[]> {
+  async getBlobs(sha256s: readonly string[]): Promise<(Buffer | null)[]> {
     if (sha256s.length === 0) return [];
-    return this.client.mGet(sha256s.map((sha256) => this.blobKey(sha256)));
+    return this.client
+      .withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer })
+      .mGet(sha256s.map((sha256) => this.blobKey(sha256)));
   }
 
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {

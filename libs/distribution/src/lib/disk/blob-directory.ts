@@ -185,10 +185,11 @@ export class BlobDirectory {
   async writeMany(blobs: Iterable<Blob>): Promise<number> {
     const fresh = new Map<string, Buffer>();
     for (const { sha256, content } of blobs) {
-      const actual = createHash('sha256').update(content).digest('hex');
+      // Encoded once: the digest is checked on the bytes that are written.
+      const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+      const actual = createHash('sha256').update(bytes).digest('hex');
       if (actual !== sha256) throw new Error(`blob ${sha256} has the digest ${actual}: refused`);
-      if (!this.slots.has(sha256))
-        fresh.set(sha256, typeof content === 'string' ? Buffer.from(content) : content);
+      if (!this.slots.has(sha256)) fresh.set(sha256, bytes);
     }
     this.append([...fresh]);
     return fresh.size;
