@@ -118,11 +118,12 @@ export class RedisBundleCache implements BundleCache {
     if (blobs.length === 0) return 0;
     const multi = this.client.multi();
     const now = Date.now();
-    for (const blob of blobs) {
-      multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
-      // A put is a use: the blob stays a grace period even before a record names it.
-      multi.zAdd(this.freeKey(), { score: now, value: blob.sha256 });
-    }
+    for (const blob of blobs) multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
+    // A put is a use: the blob stays a grace period even before a record names it (one command for all).
+    multi.zAdd(
+      this.freeKey(),
+      blobs.map((blob) => ({ score: now, value: blob.sha256 })),
+    );
     const replies = await multi.execAsPipeline();
     return replies.filter((reply: unknown) => reply === 'OK').length;
   }
