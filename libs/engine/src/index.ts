@@ -16,3 +16,4 @@ export { matchesCriterion } from './lib/targeting/criteria';
 export { compareCodeUnits } from './lib/text/compare';
 export * from './lib/model/fleet-schema';
 export * from './lib/validation/limits';
+export * from './lib/incremental/node-share';

@@ -1,5 +1,6 @@
 import type { GenerationEvent } from '@policygen/events';
 import type { GenerationStatus } from '../generation/generation-loop';
+import { NO_SHARE_YET } from '../generation/generation-loop';
 import { NodeFailures } from '@policygen/events';
 import { generationReadiness } from './generation-readiness';
 
@@ -21,8 +22,14 @@ function statusWith(overrides: Partial<GenerationStatus>): GenerationStatus {
 const since = '2026-11-24T00:00:00.000Z';
 
 describe('the generator readiness', () => {
-  it('waits for the configuration, then for the catch-up', () => {
+  it('waits for its share of the nodes, then for the configuration, then for the catch-up', () => {
     const none = new NodeFailures();
+    expect(
+      generationReadiness(statusWith({ ready: false, caughtUp: false, ownership: NO_SHARE_YET }), none),
+    ).toMatchObject({
+      ready: false,
+      reason: 'waiting for its share of the nodes (the consumer group assigns it)',
+    });
     expect(generationReadiness(statusWith({ ready: false, caughtUp: false }), none)).toMatchObject({
       ready: false,
       reason: 'loading the configuration from the config service',

@@ -1,5 +1,6 @@
 import type { ReadinessAnswer } from '@policygen/service-kit';
 import type { GenerationStatus } from '../generation/generation-loop';
+import { NO_SHARE_YET } from '../generation/generation-loop';
 import type { NodeFailures } from '@policygen/events';
 
 /** Cycles failed in a row before the generator says it is not ready (one failure may be a blip). */
@@ -13,7 +14,14 @@ export const FAILURES_BEFORE_UNREADY = 3;
 export function generationReadiness(status: GenerationStatus, failures: NodeFailures): ReadinessAnswer {
   const details = { revision: status.revision, ownership: status.ownership, pending: status.pending };
   if (!status.ready)
-    return { ready: false, reason: 'loading the configuration from the config service', details };
+    return {
+      ready: false,
+      reason:
+        status.ownership === NO_SHARE_YET
+          ? 'waiting for its share of the nodes (the consumer group assigns it)'
+          : 'loading the configuration from the config service',
+      details,
+    };
   const failing = status.failing;
   if (failing && (!failing.retriable || failing.consecutiveFailures >= FAILURES_BEFORE_UNREADY))
     return {

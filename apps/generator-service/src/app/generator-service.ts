@@ -172,6 +172,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
         kind: 'ownership',
         owns: (nodeId) => partitions.has(partitionForKey(nodeId, requestPartitions)),
         description,
+        everyNode: partitions.size === requestPartitions,
       });
     },
   });

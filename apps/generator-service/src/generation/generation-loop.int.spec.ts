@@ -112,7 +112,7 @@ describe('GenerationLoop', () => {
     // The first three sends fail: the slices they carried must still be published.
     producer.failing = 3;
     loop.start();
-    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node' });
+    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node', everyNode: true });
   });
   afterAll(async () => {
     await loop.stop();
@@ -270,7 +270,7 @@ describe('GenerationLoop, when the bus refuses', () => {
   it('says it is stuck while a send is refused for good, and publishes once that is mended', async () => {
     producer.refusing = true;
     loop.start();
-    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node' });
+    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node', everyNode: true });
     await eventually(() => (loop.status().failing?.consecutiveFailures ?? 0) >= 2, {
       what: 'two refused cycles in a row',
     });
@@ -309,5 +309,96 @@ describe('GenerationLoop, when the bus refuses', () => {
     const smallestRefused = Math.min(...refused.map((event) => eventBytes.get(event.nodeId) ?? 0));
     expect(smallestRefused).toBeGreaterThan(largestServed - 200);
     expect(loop.status().failing).toBeNull();
+  });
+});
+
+describe('GenerationLoop, with a share of the nodes', () => {
+  const fleet = demoFleet();
+  const id = randomBytes(5).toString('hex');
+  const topics = topicsFor(`loop-share-${id}`);
+  const prefix = `loop-share:${id}:`;
+  const expected = new Map<string, string>();
+  /** The shares the snapshot was asked for, in order (every node when none was named). */
+  const loads: ((nodeId: string) => boolean)[] = [];
+  const inShare = (nodeId: string): boolean => nodeId.length % 2 === 0;
+  let cache: RedisBundleCache;
+  let producer: MessageProducer;
+  let loop: GenerationLoop;
+
+  beforeAll(async () => {
+    const reference = GenerationEngine.fromFleet(fleet, { revision: 4 });
+    reference.regenerate();
+    for (const [nodeId, result] of reference.allResults())
+      if (result.status === 'ok' && result.hash) expected.set(nodeId, result.hash);
+    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers, log: () => undefined });
+    const admin = await messaging.createAdmin();
+    await admin.createTopics([
+      { name: topics.nodeBundles, partitions: 2 },
+      { name: topics.generationEvents, partitions: 2 },
+      { name: topics.pipelineSummaries, partitions: 1 },
+    ]);
+    await admin.close();
+    producer = await messaging.createProducer({ idempotent: true });
+    cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix });
+    loop = new GenerationLoop({
+      // The whole configuration, whatever share is asked for: the engine keeps its share only.
+      snapshots: {
+        latest: (options) => {
+          loads.push(options?.holds ?? (() => true));
+          return Promise.resolve({ revision: 4, fleet });
+        },
+      },
+      cache,
+      publisher: new BundlePublisher(cache, producer, topics),
+      logger: pino({ level: 'silent' }),
+      retryDelayMs: 50,
+    });
+    loop.start();
+  });
+  afterAll(async () => {
+    await loop.stop();
+    await producer.close();
+    await cache.close();
+    await deleteKeys(prefix);
+  });
+
+  async function servedOnceSettled(count: number): Promise<Map<string, string>> {
+    await eventually(
+      async () => {
+        const status = loop.status();
+        return (
+          status.ready && status.caughtUp && status.queued === 0 && (await cache.nodeHashes()).size === count
+        );
+      },
+      { what: `${count} nodes served`, timeoutMs: 30_000 },
+    );
+    return new Map([...(await cache.nodeHashes())].map(([nodeId, entry]) => [nodeId, entry.hash]));
+  }
+
+  it('loads nothing before it is given its share, then holds and serves that share alone', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(loads).toHaveLength(0);
+    expect(loop.status()).toMatchObject({ ready: false, ownership: 'none yet' });
+
+    loop.enqueue({ kind: 'ownership', owns: inShare, description: 'even ids' });
+    const own = new Map([...expected].filter(([nodeId]) => inShare(nodeId)));
+    expect(own.size).toBeGreaterThan(0);
+    expect(own.size).toBeLessThan(expected.size);
+    expect(await servedOnceSettled(own.size)).toEqual(own);
+    expect(loads).toHaveLength(1);
+    expect(fleet.nodes.filter((node) => loads[0]?.(node.id)).map((node) => node.id)).toEqual(
+      fleet.nodes.filter((node) => inShare(node.id)).map((node) => node.id),
+    );
+  });
+
+  it('keeps its engine when the same share is given again, and loads anew for another share', async () => {
+    loop.enqueue({ kind: 'ownership', owns: inShare, description: 'even ids' });
+    loop.enqueue({ kind: 'request', nodeId: 'unknown', revision: 4 });
+    await eventually(() => loop.status().queued === 0, { what: 'the items taken' });
+    expect(loads).toHaveLength(1);
+
+    loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node', everyNode: true });
+    expect(await servedOnceSettled(expected.size)).toEqual(expected);
+    expect(loads).toHaveLength(2);
   });
 });

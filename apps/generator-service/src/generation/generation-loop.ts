@@ -12,7 +12,14 @@ import type { SnapshotSource } from '@policygen/store';
 /** What the consumers hand the loop; only the loop touches the engine. */
 export type WorkItem =
   | { readonly kind: 'change'; readonly event: ConfigChangeEvent }
-  | { readonly kind: 'ownership'; readonly owns: NodeOwnership; readonly description: string }
+  | {
+      readonly kind: 'ownership';
+      readonly owns: NodeOwnership;
+      /** Names the share: two items with the same description own the same nodes. */
+      readonly description: string;
+      /** Every node: the engine holds the whole fleet. */
+      readonly everyNode?: boolean;
+    }
   | { readonly kind: 'request'; readonly nodeId: string; readonly revision: number };
 
 export interface GenerationLoopOptions {
@@ -78,6 +85,8 @@ export interface CycleReport {
 }
 
 const NOBODY: NodeOwnership = () => false;
+/** The ownership a loop reports before the consumer group gives it a share. */
+export const NO_SHARE_YET = 'none yet';
 /** A change set naming this many nodes (an import, a bulk edit) regenerates as a catch-up. */
 const BULK_CHANGE_NODES = 1_000;
 
@@ -104,7 +113,12 @@ const YIELD_EVERY_MS = 20;
 export class GenerationLoop {
   private engine: GenerationEngine | undefined;
   private owns: NodeOwnership = NOBODY;
-  private ownership = 'none yet';
+  private ownsEveryNode = false;
+  private ownership = NO_SHARE_YET;
+  /** Set once this instance has been given its share: the engine is built for it alone. */
+  private ownershipKnown = false;
+  /** The share the engine holds (its description), as loaded. */
+  private heldShare: string | undefined;
   private queue: WorkItem[] = [];
   private readonly waitingRequests: { nodeId: string; revision: number }[] = [];
   private readonly commitTimes = new Map<number, string>();
@@ -161,7 +175,14 @@ export class GenerationLoop {
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
-        if (!this.engine) await this.loadSnapshot();
+        if (!this.engine) {
+          // The engine holds this instance's share only: nothing to load before it is known.
+          if (!this.adoptQueuedOwnership()) {
+            await this.idleUntilOwnership();
+            continue;
+          }
+          await this.loadSnapshot();
+        }
         await this.cycle();
       } catch (error) {
         await this.sleep(this.failed(error));
@@ -211,6 +232,34 @@ export class GenerationLoop {
     return (this.engine?.pendingNodes().length ?? 0) > 0 || this.reconcile;
   }
 
+  /** Takes the latest share queued before the engine exists; says whether the share is known. */
+  private adoptQueuedOwnership(): boolean {
+    const shares = this.queue.filter((item) => item.kind === 'ownership');
+    this.queue = this.queue.filter((item) => item.kind !== 'ownership');
+    const latest = shares.at(-1);
+    if (latest) this.adopt(latest);
+    return this.ownershipKnown;
+  }
+
+  private adopt(item: Extract<WorkItem, { kind: 'ownership' }>): void {
+    this.owns = item.owns;
+    this.ownsEveryNode = item.everyNode === true;
+    this.ownership = item.description;
+    this.ownershipKnown = true;
+    this.options.onOwnership?.(item.owns);
+  }
+
+  private idleUntilOwnership(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = () => {
+        if (!this.stopped && !this.queue.some((item) => item.kind === 'ownership')) return;
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake();
+    });
+  }
+
   private idle(): Promise<void> {
     return new Promise((resolve) => {
       this.wake = () => {
@@ -238,7 +287,9 @@ export class GenerationLoop {
    */
   private async loadSnapshot(atLeast = 0): Promise<void> {
     const giveUpAt = Date.now() + this.snapshotPatienceMs;
-    let snapshot = await this.options.snapshots.latest();
+    // Only this instance's nodes are validated and kept (the engine leaves out the others anyway).
+    const share = this.ownsEveryNode ? {} : { holds: this.owns };
+    let snapshot = await this.options.snapshots.latest(share);
     while (snapshot.revision < atLeast && !this.stopped) {
       if (Date.now() >= giveUpAt) {
         // A revision the store never reaches did not come from it: go on from what it has.
@@ -253,18 +304,26 @@ export class GenerationLoop {
         'the snapshot is older than the change log; asking again',
       );
       await this.sleep(this.retryDelayMs);
-      snapshot = await this.options.snapshots.latest();
+      snapshot = await this.options.snapshots.latest(share);
     }
-    const engine = GenerationEngine.fromFleet(snapshot.fleet, { revision: snapshot.revision });
+    const engine = GenerationEngine.fromFleet(snapshot.fleet, {
+      revision: snapshot.revision,
+      ...(this.ownsEveryNode ? {} : { holds: this.owns }),
+    });
     engine.setOwnership(this.owns);
     this.engine = engine;
+    this.heldShare = this.ownership;
     this.commitTimes.clear();
     this.commitTimes.set(snapshot.revision, snapshot.committedAt ?? new Date().toISOString());
     this.reconcile = true;
     this.catchingUp = true;
     this.options.logger.info(
-      { revision: snapshot.revision, nodes: engine.compiled.nodeIds.length },
-      'configuration loaded from a snapshot',
+      {
+        revision: snapshot.revision,
+        nodes: engine.compiled.nodeIds.length,
+        share: this.ownership,
+      },
+      'configuration loaded from a snapshot, with the nodes of this instance',
     );
   }
 
@@ -415,12 +474,19 @@ export class GenerationLoop {
         const engine = this.engine;
         if (!engine) return applied;
         if (item.kind === 'ownership') {
-          this.owns = item.owns;
-          this.ownership = item.description;
-          engine.setOwnership(item.owns);
-          this.reconcile = true;
-          this.catchingUp = true;
-          this.options.onOwnership?.(item.owns);
+          this.adopt(item);
+          if (item.description === this.heldShare) {
+            engine.setOwnership(item.owns);
+            this.reconcile = true;
+            this.catchingUp = true;
+          } else {
+            // The engine holds the nodes of its share only: another share is loaded anew.
+            this.options.logger.info(
+              { held: this.heldShare, share: item.description },
+              'the share of nodes moved: loading a snapshot for the new one',
+            );
+            await this.loadSnapshot(engine.revision);
+          }
         } else if (item.kind === 'request') {
           this.waitingRequests.push({ nodeId: item.nodeId, revision: item.revision });
         } else if (item.event.revision > engine.revision) {

@@ -16,6 +16,8 @@ import type { ParsedChangeSet } from '../index/change-set';
 import type { Fleet, OrderingMode } from '../model/fleet';
 import type { ValidationIssue } from '../validation/validate';
 import { compareCodeUnits } from '../text/compare';
+import type { NodeShare } from './node-share';
+import { changeSetInputShare, changeSetShare, fleetShare } from './node-share';
 
 export interface EngineOptions {
   /** The revision the initial configuration is at (default 0). */
@@ -23,6 +25,11 @@ export interface EngineOptions {
   /** Overrides every node's ordering mode, as `generate --ordering` does. */
   readonly ordering?: OrderingMode;
   readonly limits?: GeneratorLimits;
+  /**
+   * The nodes this engine holds (scale-out: an instance keeps its own share only); the others are
+   * left out of its configuration and of every change set (`node-share.ts`). Default: every node.
+   */
+  readonly holds?: NodeShare;
 }
 
 /** Which nodes this engine generates; the others are followed in the index but never computed. */
@@ -98,7 +105,7 @@ export class GenerationEngine {
     private readonly options: EngineOptions,
     memberships?: NodeMemberships,
   ) {
-    this.index = FleetIndex.build(fleet, memberships);
+    this.index = FleetIndex.build(options.holds ? fleetShare(fleet, options.holds) : fleet, memberships);
     this.generator = new NodeGenerator(this.index, {
       ...(options.ordering ? { ordering: options.ordering } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
@@ -148,13 +155,20 @@ export class GenerationEngine {
    * (the revision stays). A valid change set moves to the next revision, even when it changes no node.
    */
   apply(input: unknown): ApplyOutcome {
-    const validation = validateChangeSet(input, this.index);
+    const { holds } = this.options;
+    const validation = validateChangeSet(holds ? changeSetInputShare(input, holds) : input, this.index);
     if (!validation.ok) return { ok: false, revision: this.currentRevision, issues: validation.issues };
-    return this.applyValid(validation.change);
+    return this.applyShare(validation.change);
   }
 
   /** Applies a change set already validated against this configuration (as a worker replays it). */
   applyValid(change: ParsedChangeSet): ApplyOutcome & { ok: true } {
+    const { holds } = this.options;
+    return this.applyShare(holds ? changeSetShare(change, holds) : change);
+  }
+
+  /** Applies a valid change set of the nodes this engine holds. */
+  private applyShare(change: ParsedChangeSet): ApplyOutcome & { ok: true } {
     const delta = this.index.apply(change);
     this.generator.invalidate(delta);
     for (const nodeId of delta.removed) {

@@ -4,6 +4,7 @@ import { arbitraryFleet } from '../../testing/fleet-arbitrary';
 import { validateFleet } from '../validation/validate';
 import type { NodeOwnership } from './engine';
 import { GenerationEngine } from './engine';
+import type { Fleet } from '../model/fleet';
 
 /**
  * Scale-out (architecture.md): instances share the nodes, each following every change set but
@@ -84,6 +85,75 @@ describe('GenerationEngine ownership', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('engines holding a share each give their nodes the results of one engine of the whole fleet', () => {
+    let leftOut = 0;
+    fc.assert(
+      fc.property(
+        arbitraryFleet(),
+        fc.integer({ min: 2, max: 3 }),
+        fc.array(
+          fc.record({
+            mutations: arbitraryMutations(),
+            /** Move the split before this change set: each instance loads a snapshot of its new share. */
+            rebalance: fc.option(fc.nat(), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (file, instances, steps) => {
+          const initial = validateFleet(file);
+          if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
+          const whole = GenerationEngine.fromFleet(initial.fleet);
+          whole.regenerate();
+          let split = splitOf(7, instances);
+          const shares = (fleet: Fleet, revision: number): GenerationEngine[] =>
+            Array.from({ length: instances }, (_, instance) => {
+              const holds = ownedBy(split, instance);
+              const engine = GenerationEngine.fromFleet(fleet, { revision, holds });
+              engine.setOwnership(holds);
+              engine.regenerate();
+              return engine;
+            });
+          let parts = shares(initial.fleet, 0);
+
+          for (const step of steps) {
+            if (step.rebalance !== undefined) {
+              split = splitOf(step.rebalance, instances);
+              parts = shares(whole.toFleet(), whole.revision);
+            }
+            const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
+            const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
+            // A share follows the committed log: what the whole configuration refuses never reaches it.
+            const applied = outcome.ok
+              ? parts.map((engine) => engine.apply(JSON.parse(JSON.stringify(changeSet))))
+              : [];
+            expect(applied.map((each) => each.ok && each.revision)).toEqual(
+              applied.map(() => outcome.revision),
+            );
+            const removed = whole.regenerate().removed;
+            const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
+            expect(removedByParts.sort()).toEqual([...removed].sort());
+
+            for (const [nodeId, result] of whole.allResults()) {
+              const owner = parts[split(nodeId)] as GenerationEngine;
+              const held = owner.result(nodeId);
+              expect(held && resultKey(held)).toBe(resultKey(result));
+            }
+            parts.forEach((engine, instance) => {
+              // It holds its own nodes and no other: the rest is left out of its configuration.
+              const own = whole.compiled.nodeIds.filter((nodeId) => split(nodeId) === instance);
+              expect([...engine.compiled.nodeIds].sort()).toEqual([...own].sort());
+              leftOut += whole.compiled.nodeIds.length - own.length;
+              expect(engine.pendingNodes()).toEqual([]);
+            });
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+    // The property says something only where shares did leave nodes out.
+    expect(leftOut).toBeGreaterThan(50);
   });
 
   it('forceRegeneration reports an unchanged node changed again, and only for an owned node', () => {

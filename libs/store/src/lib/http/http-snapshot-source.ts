@@ -1,5 +1,5 @@
-import type { Fleet } from '@policygen/engine';
-import { validateFleet } from '@policygen/engine';
+import type { Fleet, NodeShare } from '@policygen/engine';
+import { fleetInputShare, validateFleet } from '@policygen/engine';
 
 /** The configuration at a revision, from which the change log is followed. */
 export interface ConfigSnapshot {
@@ -10,7 +10,13 @@ export interface ConfigSnapshot {
 }
 
 export interface SnapshotSource {
-  latest(): Promise<ConfigSnapshot>;
+  /** The newest configuration; with `holds`, the nodes it holds only (the others may be left out). */
+  latest(options?: SnapshotOptions): Promise<ConfigSnapshot>;
+}
+
+export interface SnapshotOptions {
+  /** The nodes the caller holds (a generator instance's share): only they are validated and kept. */
+  readonly holds?: NodeShare;
 }
 
 /**
@@ -23,7 +29,7 @@ export class HttpSnapshotSource implements SnapshotSource {
     private readonly token: string | null,
   ) {}
 
-  async latest(): Promise<ConfigSnapshot> {
+  async latest(options: SnapshotOptions = {}): Promise<ConfigSnapshot> {
     const url = new URL('/api/v1/export', this.baseUrl);
     const response = await fetch(url, {
       headers: this.token === null ? {} : { authorization: `Bearer ${this.token}` },
@@ -32,7 +38,8 @@ export class HttpSnapshotSource implements SnapshotSource {
     const revision = Number(/^(?:W\/)?"?(\d+)"?$/.exec(response.headers.get('etag') ?? '')?.[1]);
     if (!Number.isInteger(revision))
       throw new Error(`GET ${url.href} gave no revision in its ETag (${response.headers.get('etag')})`);
-    const validation = validateFleet(await response.json());
+    const exported: unknown = await response.json();
+    const validation = validateFleet(options.holds ? fleetInputShare(exported, options.holds) : exported);
     if (!validation.ok)
       throw new Error(
         `the exported configuration at revision ${revision} is invalid: ` +
