@@ -1,30 +1,30 @@
 import type { z } from 'zod';
 import type { FleetCollection, FleetNode } from '../model/fleet';
-import {
-  FLEET_COLLECTIONS,
-  ID_PATTERN,
-  INHERIT_MODE_PATTERN,
-  NODE_STATES,
-  POLICY_MODES,
-} from '../model/fleet';
-import type { Json } from '../model/json';
-import { hasControlCharacter, LIMITS } from './limits';
+import { FLEET_COLLECTIONS, NODE_STATES, POLICY_MODES } from '../model/fleet';
+import { hasControlCharacter } from './limits';
+import { plainDirective, plainGroup } from './plain-entities';
+import { isId, isInheritModes, isJsonRecord, isPlainObject } from './plain-json';
 
 export type EntityParse =
   { readonly success: true; readonly data: object } | { readonly success: false; readonly error: z.ZodError };
 
 /**
- * One entity of a collection as its schema reads it. A node in the plain shape (`plainNode`) is
- * read without the schema: nodes are nearly all of a fleet's entities, and an import or a snapshot
- * reads every one of them.
+ * One entity of a collection as its schema reads it. A node, directive or group in the plain shape
+ * (`plainNode`, `plainDirective`, `plainGroup`) is read without the schema: they are nearly all of
+ * a fleet's entities, and an import or a snapshot reads every one of them.
  */
 export function parseEntity(collection: FleetCollection, element: unknown): EntityParse {
-  if (collection === 'nodes') {
-    const node = plainNode(element);
-    if (node !== null) return { success: true, data: node };
-  }
+  const plain = PLAIN_READERS[collection]?.(element) ?? null;
+  if (plain !== null) return { success: true, data: plain };
   return FLEET_COLLECTIONS[collection].safeParse(element, { reportInput: true });
 }
+
+/** The collections read without the schema when their entities are plain: the many of a fleet. */
+const PLAIN_READERS: Partial<Record<FleetCollection, (value: unknown) => object | null>> = {
+  nodes: plainNode,
+  directives: plainDirective,
+  groups: plainGroup,
+};
 
 const NODE_KEYS = new Set([
   'id',
@@ -83,19 +83,6 @@ export function plainNode(value: unknown): FleetNode | null {
   return node;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Object.getPrototypeOf(value) === Object.prototype &&
-    !Object.hasOwn(value, '__proto__')
-  );
-}
-
-function isId(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= LIMITS.maxIdLength && ID_PATTERN.test(value);
-}
-
 const WHITE_SPACE = /\s/;
 
 function isHostname(value: unknown): value is string {
@@ -106,39 +93,4 @@ function isHostname(value: unknown): value is string {
     !hasControlCharacter(value) &&
     !WHITE_SPACE.test(value)
   );
-}
-
-function isInheritModes(value: unknown): value is Record<string, string> {
-  if (!isPlainObject(value)) return false;
-  for (const key of Object.keys(value)) {
-    const mode = value[key];
-    if (typeof mode !== 'string' || !INHERIT_MODE_PATTERN.test(mode)) return false;
-  }
-  return true;
-}
-
-/** Deeper than a document may be is left to the schema (and to the depth check before it). */
-function isJsonRecord(value: unknown, depth: number): value is Record<string, Json> {
-  if (!isPlainObject(value) || depth > LIMITS.maxDocumentDepth) return false;
-  for (const key of Object.keys(value)) if (!isJson(value[key], depth + 1)) return false;
-  return true;
-}
-
-function isJson(value: unknown, depth: number): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value);
-    case 'object':
-      if (value === null) return true;
-      if (!Array.isArray(value)) return isJsonRecord(value, depth);
-      if (Object.getPrototypeOf(value) !== Array.prototype || depth > LIMITS.maxDocumentDepth) return false;
-      for (let index = 0; index < value.length; index++)
-        if (!(index in value) || !isJson(value[index], depth + 1)) return false;
-      return true;
-    default:
-      return false;
-  }
 }
