@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { CRITERION_OPERATORS, directiveSchema, groupSchema } from '../model/fleet';
 import { looseJson, tricky } from '../../testing/loose-json-arbitrary';
+import { hasControlCharacter } from './limits';
 import { plainDirective, plainGroup } from './plain-entities';
 import { parseEntity } from './plain-node';
 
@@ -89,7 +90,7 @@ const plainDirectiveInput = fc
   .record(
     {
       id: fc.stringMatching(/^[a-z0-9][a-z0-9_.-]{0,12}$/),
-      name: fc.string({ maxLength: 20 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text)),
+      name: fc.string({ maxLength: 20 }).filter((text) => !hasControlCharacter(text)),
       technique: fc.stringMatching(/^[a-z0-9][a-z0-9_.-]{0,12}$/),
       techniqueVersion: fc.constantFrom('1.0', '2.1'),
       priority: fc.integer({ min: 0, max: 10 }),
