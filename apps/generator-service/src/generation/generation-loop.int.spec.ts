@@ -28,6 +28,29 @@ function demoFleet(): Fleet {
   return validation.fleet;
 }
 
+/** Each node's hash as one engine of the whole fleet gives it at revision 4 (failed nodes left out). */
+function referenceHashes(fleet: Fleet): Map<string, string> {
+  const reference = GenerationEngine.fromFleet(fleet, { revision: 4 });
+  reference.regenerate();
+  const hashes = new Map<string, string>();
+  for (const [nodeId, result] of reference.allResults())
+    if (result.status === 'ok' && result.hash) hashes.set(nodeId, result.hash);
+  return hashes;
+}
+
+/** The harness's Kafka, with the topics the loop publishes to. */
+async function messagingWithOutputTopics(topics: ReturnType<typeof topicsFor>) {
+  const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers, log: () => undefined });
+  const admin = await messaging.createAdmin();
+  await admin.createTopics([
+    { name: topics.nodeBundles, partitions: 2 },
+    { name: topics.generationEvents, partitions: 2 },
+    { name: topics.pipelineSummaries, partitions: 1 },
+  ]);
+  await admin.close();
+  return messaging;
+}
+
 /** Removes a test's keys from the harness's Redis. */
 async function deleteKeys(prefix: string): Promise<void> {
   const client = createClient({ url: infra.redisUrl });
@@ -85,19 +108,9 @@ describe('GenerationLoop', () => {
   let loop: GenerationLoop;
 
   beforeAll(async () => {
-    const reference = GenerationEngine.fromFleet(fleet, { revision: 4 });
-    reference.regenerate();
-    for (const [nodeId, result] of reference.allResults())
-      if (result.status === 'ok' && result.hash) expected.set(nodeId, result.hash);
+    for (const [nodeId, hash] of referenceHashes(fleet)) expected.set(nodeId, hash);
 
-    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers, log: () => undefined });
-    const admin = await messaging.createAdmin();
-    await admin.createTopics([
-      { name: topics.nodeBundles, partitions: 2 },
-      { name: topics.generationEvents, partitions: 2 },
-      { name: topics.pipelineSummaries, partitions: 1 },
-    ]);
-    await admin.close();
+    const messaging = await messagingWithOutputTopics(topics);
     producer = new FlakyProducer(await messaging.createProducer({ idempotent: true }));
     cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix });
     const snapshots: SnapshotSource = { latest: () => Promise.resolve({ revision: 4, fleet }) };
@@ -326,18 +339,8 @@ describe('GenerationLoop, with a share of the nodes', () => {
   let loop: GenerationLoop;
 
   beforeAll(async () => {
-    const reference = GenerationEngine.fromFleet(fleet, { revision: 4 });
-    reference.regenerate();
-    for (const [nodeId, result] of reference.allResults())
-      if (result.status === 'ok' && result.hash) expected.set(nodeId, result.hash);
-    const messaging = createKafkaMessaging({ brokers: infra.kafkaBrokers, log: () => undefined });
-    const admin = await messaging.createAdmin();
-    await admin.createTopics([
-      { name: topics.nodeBundles, partitions: 2 },
-      { name: topics.generationEvents, partitions: 2 },
-      { name: topics.pipelineSummaries, partitions: 1 },
-    ]);
-    await admin.close();
+    for (const [nodeId, hash] of referenceHashes(fleet)) expected.set(nodeId, hash);
+    const messaging = await messagingWithOutputTopics(topics);
     producer = await messaging.createProducer({ idempotent: true });
     cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix });
     loop = new GenerationLoop({

@@ -30,59 +30,57 @@ const ownedBy =
 const resultKey = (result: { status: string; hash: string | null; errors: readonly unknown[] }): string =>
   JSON.stringify([result.status, result.hash, result.errors]);
 
+/** A fleet, how many instances split it, and change sets, each maybe after a rebalance (with its salt). */
+const splitScenario = [
+  arbitraryFleet(),
+  fc.integer({ min: 2, max: 3 }),
+  fc.array(
+    fc.record({ mutations: arbitraryMutations(), rebalance: fc.option(fc.nat(), { nil: undefined }) }),
+    { minLength: 1, maxLength: 6 },
+  ),
+] as const;
+
 describe('GenerationEngine ownership', () => {
   it('engines splitting the nodes hold together what one engine holds, through change sets and moves', () => {
     fc.assert(
-      fc.property(
-        arbitraryFleet(),
-        fc.integer({ min: 2, max: 3 }),
-        fc.array(
-          fc.record({
-            mutations: arbitraryMutations(),
-            /** Move the split (a rebalance) before this change set, with this salt. */
-            rebalance: fc.option(fc.nat(), { nil: undefined }),
-          }),
-          { minLength: 1, maxLength: 6 },
-        ),
-        (file, instances, steps) => {
-          const initial = validateFleet(file);
-          if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
-          const whole = GenerationEngine.fromFleet(initial.fleet);
-          whole.regenerate();
-          let split = splitOf(7, instances);
-          const parts = Array.from({ length: instances }, (_, instance) => {
-            const engine = GenerationEngine.fromFleet(initial.fleet);
-            engine.setOwnership(ownedBy(split, instance));
-            engine.regenerate();
-            return engine;
-          });
+      fc.property(...splitScenario, (file, instances, steps) => {
+        const initial = validateFleet(file);
+        if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
+        const whole = GenerationEngine.fromFleet(initial.fleet);
+        whole.regenerate();
+        let split = splitOf(7, instances);
+        const parts = Array.from({ length: instances }, (_, instance) => {
+          const engine = GenerationEngine.fromFleet(initial.fleet);
+          engine.setOwnership(ownedBy(split, instance));
+          engine.regenerate();
+          return engine;
+        });
 
-          for (const step of steps) {
-            if (step.rebalance !== undefined) {
-              split = splitOf(step.rebalance, instances);
-              parts.forEach((engine, instance) => engine.setOwnership(ownedBy(split, instance)));
-            }
-            const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
-            const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
-            for (const engine of parts) {
-              expect(engine.apply(JSON.parse(JSON.stringify(changeSet))).ok).toBe(outcome.ok);
-            }
-            const removed = whole.regenerate().removed;
-            const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
-            // Reported once, by the owner, even when the node moved to it just before it went.
-            expect(removedByParts.sort()).toEqual([...removed].sort());
-
-            for (const [nodeId, result] of whole.allResults()) {
-              const owner = parts[split(nodeId)] as GenerationEngine;
-              const held = owner.result(nodeId);
-              expect(held && resultKey(held)).toBe(resultKey(result));
-              const holders = parts.flatMap((engine, instance) => (engine.result(nodeId) ? [instance] : []));
-              expect(holders).toEqual([split(nodeId)]);
-            }
-            for (const engine of parts) expect(engine.pendingNodes()).toEqual([]);
+        for (const step of steps) {
+          if (step.rebalance !== undefined) {
+            split = splitOf(step.rebalance, instances);
+            parts.forEach((engine, instance) => engine.setOwnership(ownedBy(split, instance)));
           }
-        },
-      ),
+          const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
+          const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
+          for (const engine of parts) {
+            expect(engine.apply(JSON.parse(JSON.stringify(changeSet))).ok).toBe(outcome.ok);
+          }
+          const removed = whole.regenerate().removed;
+          const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
+          // Reported once, by the owner, even when the node moved to it just before it went.
+          expect(removedByParts.sort()).toEqual([...removed].sort());
+
+          for (const [nodeId, result] of whole.allResults()) {
+            const owner = parts[split(nodeId)] as GenerationEngine;
+            const held = owner.result(nodeId);
+            expect(held && resultKey(held)).toBe(resultKey(result));
+            const holders = parts.flatMap((engine, instance) => (engine.result(nodeId) ? [instance] : []));
+            expect(holders).toEqual([split(nodeId)]);
+          }
+          for (const engine of parts) expect(engine.pendingNodes()).toEqual([]);
+        }
+      }),
       { numRuns: 60 },
     );
   });
@@ -90,67 +88,55 @@ describe('GenerationEngine ownership', () => {
   it('engines holding a share each give their nodes the results of one engine of the whole fleet', () => {
     let leftOut = 0;
     fc.assert(
-      fc.property(
-        arbitraryFleet(),
-        fc.integer({ min: 2, max: 3 }),
-        fc.array(
-          fc.record({
-            mutations: arbitraryMutations(),
-            /** Move the split before this change set: each instance loads a snapshot of its new share. */
-            rebalance: fc.option(fc.nat(), { nil: undefined }),
-          }),
-          { minLength: 1, maxLength: 6 },
-        ),
-        (file, instances, steps) => {
-          const initial = validateFleet(file);
-          if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
-          const whole = GenerationEngine.fromFleet(initial.fleet);
-          whole.regenerate();
-          let split = splitOf(7, instances);
-          const shares = (fleet: Fleet, revision: number): GenerationEngine[] =>
-            Array.from({ length: instances }, (_, instance) => {
-              const holds = ownedBy(split, instance);
-              const engine = GenerationEngine.fromFleet(fleet, { revision, holds });
-              engine.setOwnership(holds);
-              engine.regenerate();
-              return engine;
-            });
-          let parts = shares(initial.fleet, 0);
+      fc.property(...splitScenario, (file, instances, steps) => {
+        const initial = validateFleet(file);
+        if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
+        const whole = GenerationEngine.fromFleet(initial.fleet);
+        whole.regenerate();
+        let split = splitOf(7, instances);
+        const shares = (fleet: Fleet, revision: number): GenerationEngine[] =>
+          Array.from({ length: instances }, (_, instance) => {
+            const holds = ownedBy(split, instance);
+            const engine = GenerationEngine.fromFleet(fleet, { revision, holds });
+            engine.setOwnership(holds);
+            engine.regenerate();
+            return engine;
+          });
+        let parts = shares(initial.fleet, 0);
 
-          for (const step of steps) {
-            if (step.rebalance !== undefined) {
-              split = splitOf(step.rebalance, instances);
-              parts = shares(whole.toFleet(), whole.revision);
-            }
-            const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
-            const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
-            // A share follows the committed log: what the whole configuration refuses never reaches it.
-            const applied = outcome.ok
-              ? parts.map((engine) => engine.apply(JSON.parse(JSON.stringify(changeSet))))
-              : [];
-            expect(applied.map((each) => each.ok && each.revision)).toEqual(
-              applied.map(() => outcome.revision),
-            );
-            const removed = whole.regenerate().removed;
-            const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
-            expect(removedByParts.sort()).toEqual([...removed].sort());
-
-            for (const [nodeId, result] of whole.allResults()) {
-              const owner = parts[split(nodeId)] as GenerationEngine;
-              const held = owner.result(nodeId);
-              expect(held && resultKey(held)).toBe(resultKey(result));
-            }
-            parts.forEach((engine, instance) => {
-              // It holds its own nodes and no other: the rest is left out of its configuration.
-              const own = whole.compiled.nodeIds.filter((nodeId) => split(nodeId) === instance);
-              expect([...engine.compiled.nodeIds].sort()).toEqual([...own].sort());
-              leftOut += whole.compiled.nodeIds.length - own.length;
-              expect(engine.pendingNodes()).toEqual([]);
-            });
+        for (const step of steps) {
+          if (step.rebalance !== undefined) {
+            split = splitOf(step.rebalance, instances);
+            parts = shares(whole.toFleet(), whole.revision);
           }
-        },
-      ),
-      { numRuns: 25 },
+          const { changeSet } = interpretChangeSet(whole.toFleet(), step.mutations);
+          const outcome = whole.apply(JSON.parse(JSON.stringify(changeSet)));
+          // A share follows the committed log: what the whole configuration refuses never reaches it.
+          const applied = outcome.ok
+            ? parts.map((engine) => engine.apply(JSON.parse(JSON.stringify(changeSet))))
+            : [];
+          expect(applied.map((each) => each.ok && each.revision)).toEqual(
+            applied.map(() => outcome.revision),
+          );
+          const removed = whole.regenerate().removed;
+          const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
+          expect(removedByParts.sort()).toEqual([...removed].sort());
+
+          for (const [nodeId, result] of whole.allResults()) {
+            const owner = parts[split(nodeId)] as GenerationEngine;
+            const held = owner.result(nodeId);
+            expect(held && resultKey(held)).toBe(resultKey(result));
+          }
+          parts.forEach((engine, instance) => {
+            // It holds its own nodes and no other: the rest is left out of its configuration.
+            const own = whole.compiled.nodeIds.filter((nodeId) => split(nodeId) === instance);
+            expect([...engine.compiled.nodeIds].sort()).toEqual([...own].sort());
+            leftOut += whole.compiled.nodeIds.length - own.length;
+            expect(engine.pendingNodes()).toEqual([]);
+          });
+        }
+      }),
+      { numRuns: 20 },
     );
     // The property says something only where shares did leave nodes out.
     expect(leftOut).toBeGreaterThan(50);
