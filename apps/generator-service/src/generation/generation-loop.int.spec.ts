@@ -334,6 +334,8 @@ describe('GenerationLoop, with a share of the nodes', () => {
   /** The shares the snapshot was asked for, in order (every node when none was named). */
   const loads: ((nodeId: string) => boolean)[] = [];
   const inShare = (nodeId: string): boolean => nodeId.length % 2 === 0;
+  /** Loads to fail before the next one succeeds. */
+  let failLoads = 0;
   let cache: RedisBundleCache;
   let producer: MessageProducer;
   let loop: GenerationLoop;
@@ -348,6 +350,10 @@ describe('GenerationLoop, with a share of the nodes', () => {
       snapshots: {
         latest: (options) => {
           loads.push(options?.holds ?? (() => true));
+          if (failLoads > 0) {
+            failLoads--;
+            return Promise.reject(new Error('config-service unreachable (injected)'));
+          }
           return Promise.resolve({ revision: 4, fleet });
         },
       },
@@ -394,14 +400,17 @@ describe('GenerationLoop, with a share of the nodes', () => {
     );
   });
 
-  it('keeps its engine when the same share is given again, and loads anew for another share', async () => {
+  it('keeps its engine when the same share is given again, and loads anew for another share until that succeeds', async () => {
     loop.enqueue({ kind: 'ownership', owns: inShare, description: 'even ids' });
     loop.enqueue({ kind: 'request', nodeId: 'unknown', revision: 4 });
     await eventually(() => loop.status().queued === 0, { what: 'the items taken' });
     expect(loads).toHaveLength(1);
 
+    // The first load of the new share fails: the next cycle loads it again.
+    failLoads = 1;
     loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node', everyNode: true });
     expect(await servedOnceSettled(expected.size)).toEqual(expected);
-    expect(loads).toHaveLength(2);
+    expect(loads).toHaveLength(3);
+    expect(loop.status()).toMatchObject({ ownership: 'every node', failing: null });
   });
 });

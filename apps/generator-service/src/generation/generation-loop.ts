@@ -327,9 +327,25 @@ export class GenerationLoop {
     );
   }
 
+  /**
+   * The engine holds the nodes of the share it was loaded for: when the consumer group gave this
+   * instance another share, a snapshot of the new one replaces it. Until that load succeeds nothing
+   * is computed (a failed load leaves the mismatch, and the next cycle tries again).
+   */
+  private async loadMovedShare(): Promise<void> {
+    const engine = this.engine;
+    if (!engine || this.heldShare === this.ownership) return;
+    this.options.logger.info(
+      { held: this.heldShare, share: this.ownership },
+      'the share of nodes moved: loading a snapshot for the new one',
+    );
+    await this.loadSnapshot(engine.revision);
+  }
+
   private async cycle(): Promise<void> {
     const started = performance.now();
     const changeSets = await this.drainQueue();
+    await this.loadMovedShare();
     const engine = this.engine;
     if (!engine) return;
     if (await this.options.cache.claimFreshness()) {
@@ -475,17 +491,11 @@ export class GenerationLoop {
         if (!engine) return applied;
         if (item.kind === 'ownership') {
           this.adopt(item);
+          // Another share is loaded anew by the cycle, before it computes anything (`loadMovedShare`).
           if (item.description === this.heldShare) {
             engine.setOwnership(item.owns);
             this.reconcile = true;
             this.catchingUp = true;
-          } else {
-            // The engine holds the nodes of its share only: another share is loaded anew.
-            this.options.logger.info(
-              { held: this.heldShare, share: item.description },
-              'the share of nodes moved: loading a snapshot for the new one',
-            );
-            await this.loadSnapshot(engine.revision);
           }
         } else if (item.kind === 'request') {
           this.waitingRequests.push({ nodeId: item.nodeId, revision: item.revision });
