@@ -40,6 +40,25 @@ const splitScenario = [
   ),
 ] as const;
 
+/**
+ * Regenerates the engine of the whole fleet and its parts: the parts report the same removals (each
+ * once, by the owner, even when the node moved to it just before it went), and each node's owner
+ * holds the result the whole engine holds.
+ */
+function regenerateAndCompare(
+  whole: GenerationEngine,
+  parts: readonly GenerationEngine[],
+  split: (nodeId: string) => number,
+): void {
+  const removed = whole.regenerate().removed;
+  const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
+  expect(removedByParts.sort()).toEqual([...removed].sort());
+  for (const [nodeId, result] of whole.allResults()) {
+    const held = (parts[split(nodeId)] as GenerationEngine).result(nodeId);
+    expect(held && resultKey(held)).toBe(resultKey(result));
+  }
+}
+
 describe('GenerationEngine ownership', () => {
   it('engines splitting the nodes hold together what one engine holds, through change sets and moves', () => {
     fc.assert(
@@ -66,15 +85,8 @@ describe('GenerationEngine ownership', () => {
           for (const engine of parts) {
             expect(engine.apply(JSON.parse(JSON.stringify(changeSet))).ok).toBe(outcome.ok);
           }
-          const removed = whole.regenerate().removed;
-          const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
-          // Reported once, by the owner, even when the node moved to it just before it went.
-          expect(removedByParts.sort()).toEqual([...removed].sort());
-
-          for (const [nodeId, result] of whole.allResults()) {
-            const owner = parts[split(nodeId)] as GenerationEngine;
-            const held = owner.result(nodeId);
-            expect(held && resultKey(held)).toBe(resultKey(result));
+          regenerateAndCompare(whole, parts, split);
+          for (const nodeId of whole.allResults().keys()) {
             const holders = parts.flatMap((engine, instance) => (engine.result(nodeId) ? [instance] : []));
             expect(holders).toEqual([split(nodeId)]);
           }
@@ -118,15 +130,7 @@ describe('GenerationEngine ownership', () => {
           expect(applied.map((each) => each.ok && each.revision)).toEqual(
             applied.map(() => outcome.revision),
           );
-          const removed = whole.regenerate().removed;
-          const removedByParts = parts.flatMap((engine) => engine.regenerate().removed);
-          expect(removedByParts.sort()).toEqual([...removed].sort());
-
-          for (const [nodeId, result] of whole.allResults()) {
-            const owner = parts[split(nodeId)] as GenerationEngine;
-            const held = owner.result(nodeId);
-            expect(held && resultKey(held)).toBe(resultKey(result));
-          }
+          regenerateAndCompare(whole, parts, split);
           parts.forEach((engine, instance) => {
             // It holds its own nodes and no other: the rest is left out of its configuration.
             const own = whole.compiled.nodeIds.filter((nodeId) => split(nodeId) === instance);
