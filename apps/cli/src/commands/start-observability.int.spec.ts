@@ -130,6 +130,7 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
       '/generator/metrics': [
         'policygen_generator_nodes_total',
         'policygen_generator_nodes_failing',
+        'policygen_generator_held_nodes',
         'policygen_generator_cache_requests_total',
         'policygen_kafka_consumer_lag',
       ],

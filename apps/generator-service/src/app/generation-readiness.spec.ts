@@ -10,6 +10,7 @@ function statusWith(overrides: Partial<GenerationStatus>): GenerationStatus {
     caughtUp: true,
     revision: 3,
     ownership: 'every node',
+    held: 40,
     pending: 0,
     queued: 0,
     cycles: 5,

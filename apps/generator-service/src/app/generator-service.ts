@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { RetryPolicy } from '@policygen/sdk';
-import { Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
 import { TOPICS, topicResolver } from '@policygen/events';
@@ -108,6 +108,15 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     onNodesGone: (nodeIds) => failures.forget(nodeIds),
     onOwnership: (owns) => failures.retain(owns),
     ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
+  });
+
+  new Gauge({
+    name: 'policygen_generator_held_nodes',
+    help: "Nodes of this instance's share in the configuration it holds (the other instances' are left out of it)",
+    registers: [registry],
+    collect() {
+      this.set(loop.status().held);
+    },
   });
 
   const changeLogGroup = `${options.groupId}.change-log.${options.instanceId}`;

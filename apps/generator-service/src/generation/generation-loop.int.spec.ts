@@ -395,6 +395,7 @@ describe('GenerationLoop, with a share of the nodes', () => {
     expect(own.size).toBeLessThan(expected.size);
     expect(await servedOnceSettled(own.size)).toEqual(own);
     expect(loads).toHaveLength(1);
+    expect(loop.status().held).toBe(fleet.nodes.filter((node) => inShare(node.id)).length);
     expect(fleet.nodes.filter((node) => loads[0]?.(node.id)).map((node) => node.id)).toEqual(
       fleet.nodes.filter((node) => inShare(node.id)).map((node) => node.id),
     );
@@ -411,6 +412,7 @@ describe('GenerationLoop, with a share of the nodes', () => {
     loop.enqueue({ kind: 'ownership', owns: () => true, description: 'every node', everyNode: true });
     expect(await servedOnceSettled(expected.size)).toEqual(expected);
     expect(loads).toHaveLength(3);
+    expect(loop.status().held).toBe(fleet.nodes.length);
     expect(loop.status()).toMatchObject({ ownership: 'every node', failing: null });
   });
 });

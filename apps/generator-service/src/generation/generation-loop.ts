@@ -57,6 +57,8 @@ export interface GenerationStatus {
   readonly caughtUp: boolean;
   readonly revision: number | null;
   readonly ownership: string;
+  /** Nodes of its share in the configuration the engine holds (the others are left out of it). */
+  readonly held: number;
   readonly pending: number;
   readonly queued: number;
   readonly cycles: number;
@@ -164,6 +166,7 @@ export class GenerationLoop {
       caughtUp: this.engine !== undefined && !this.catchingUp,
       revision: this.engine?.revision ?? null,
       ownership: this.ownership,
+      held: this.engine?.compiled.nodeIds.length ?? 0,
       pending: this.engine?.pendingNodes().length ?? 0,
       queued: this.queue.length,
       cycles: this.cycles,
