@@ -12,7 +12,12 @@ export const FAILURES_BEFORE_UNREADY = 3;
  * configuration fails make it degraded, still ready: restarting it would not mend them.
  */
 export function generationReadiness(status: GenerationStatus, failures: NodeFailures): ReadinessAnswer {
-  const details = { revision: status.revision, ownership: status.ownership, pending: status.pending };
+  const details = {
+    revision: status.revision,
+    ownership: status.ownership,
+    held: status.held,
+    pending: status.pending,
+  };
   if (!status.ready)
     return {
       ready: false,
