@@ -3,7 +3,7 @@ import pino from 'pino';
 import { createClient } from 'redis';
 import { RedisBundleCache } from '@policygen/cache';
 import type { Fleet } from '@policygen/engine';
-import { GENERATED_AT_FILE, GenerationEngine, validateFleet } from '@policygen/engine';
+import { fleetShare, GENERATED_AT_FILE, GenerationEngine, validateFleet } from '@policygen/engine';
 import type { GenerationEvent } from '@policygen/events';
 import { topicsFor } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
@@ -346,7 +346,6 @@ describe('GenerationLoop, with a share of the nodes', () => {
     producer = await messaging.createProducer({ idempotent: true });
     cache = await RedisBundleCache.connect({ url: infra.redisUrl, prefix });
     loop = new GenerationLoop({
-      // The whole configuration, whatever share is asked for: the engine keeps its share only.
       snapshots: {
         latest: (options) => {
           loads.push(options?.holds ?? (() => true));
@@ -354,7 +353,10 @@ describe('GenerationLoop, with a share of the nodes', () => {
             failLoads--;
             return Promise.reject(new Error('config-service unreachable (injected)'));
           }
-          return Promise.resolve({ revision: 4, fleet });
+          return Promise.resolve({
+            revision: 4,
+            fleet: options?.holds ? fleetShare(fleet, options.holds) : fleet,
+          });
         },
       },
       cache,

@@ -290,7 +290,7 @@ export class GenerationLoop {
    */
   private async loadSnapshot(atLeast = 0): Promise<void> {
     const giveUpAt = Date.now() + this.snapshotPatienceMs;
-    // Only this instance's nodes are validated and kept (the engine leaves out the others anyway).
+    // Only this instance's nodes are validated and kept.
     const share = this.ownsEveryNode ? {} : { holds: this.owns };
     let snapshot = await this.options.snapshots.latest(share);
     while (snapshot.revision < atLeast && !this.stopped) {
@@ -309,10 +309,9 @@ export class GenerationLoop {
       await this.sleep(this.retryDelayMs);
       snapshot = await this.options.snapshots.latest(share);
     }
-    const engine = GenerationEngine.fromFleet(snapshot.fleet, {
-      revision: snapshot.revision,
-      ...(this.ownsEveryNode ? {} : { holds: this.owns }),
-    });
+    const engine = this.ownsEveryNode
+      ? GenerationEngine.fromFleet(snapshot.fleet, { revision: snapshot.revision })
+      : GenerationEngine.fromShare(snapshot.fleet, { revision: snapshot.revision, holds: this.owns });
     engine.setOwnership(this.owns);
     this.engine = engine;
     this.heldShare = this.ownership;

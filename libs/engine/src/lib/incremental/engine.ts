@@ -17,7 +17,7 @@ import type { Fleet, OrderingMode } from '../model/fleet';
 import type { ValidationIssue } from '../validation/validate';
 import { compareCodeUnits } from '../text/compare';
 import type { NodeShare } from './node-share';
-import { changeSetInputShare, changeSetShare, fleetShare } from './node-share';
+import { changeSetShare, fleetShare } from './node-share';
 
 export interface EngineOptions {
   /** The revision the initial configuration is at (default 0). */
@@ -104,8 +104,10 @@ export class GenerationEngine {
     fleet: Fleet,
     private readonly options: EngineOptions,
     memberships?: NodeMemberships,
+    alreadyShare = false,
   ) {
-    this.index = FleetIndex.build(options.holds ? fleetShare(fleet, options.holds) : fleet, memberships);
+    const { holds } = options;
+    this.index = FleetIndex.build(holds && !alreadyShare ? fleetShare(fleet, holds) : fleet, memberships);
     this.generator = new NodeGenerator(this.index, {
       ...(options.ordering ? { ordering: options.ordering } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
@@ -117,6 +119,14 @@ export class GenerationEngine {
   /** An engine at the fleet's revision with every node pending (a full generation to come). */
   static fromFleet(fleet: Fleet, options: EngineOptions = {}): GenerationEngine {
     return new GenerationEngine(fleet, options);
+  }
+
+  /**
+   * `fromFleet` of a fleet that is the share `options.holds` already (cut before its validation, as
+   * a snapshot of the share comes): it is not cut again.
+   */
+  static fromShare(share: Fleet, options: EngineOptions & { readonly holds: NodeShare }): GenerationEngine {
+    return new GenerationEngine(share, options, undefined, true);
   }
 
   /**
@@ -156,7 +166,7 @@ export class GenerationEngine {
    */
   apply(input: unknown): ApplyOutcome {
     const { holds } = this.options;
-    const validation = validateChangeSet(holds ? changeSetInputShare(input, holds) : input, this.index);
+    const validation = validateChangeSet(holds ? changeSetShare(input, holds) : input, this.index);
     if (!validation.ok) return { ok: false, revision: this.currentRevision, issues: validation.issues };
     return this.applyShare(validation.change);
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { arbitraryFleet } from '../../testing/fleet-arbitrary';
 import { validateFleet } from '../validation/validate';
-import { fleetInputShare, fleetShare } from './node-share';
+import { fleetShare } from './node-share';
 
 /** A share of the nodes picked by a salt: which ids it holds looks random but is fixed by the salt. */
 function shareOf(salt: number): (nodeId: string) => boolean {
@@ -21,7 +21,7 @@ describe('node shares', () => {
         const whole = validateFleet(JSON.parse(JSON.stringify(file)));
         if (!whole.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
         const input = JSON.parse(JSON.stringify(file));
-        const share = validateFleet(fleetInputShare(input, holds));
+        const share = validateFleet(fleetShare(input, holds));
         expect(share.ok && share.fleet).toEqual(fleetShare(whole.fleet, holds));
         // The input itself is left as it came.
         expect(input).toEqual(JSON.parse(JSON.stringify(file)));
@@ -38,7 +38,7 @@ describe('node shares', () => {
       groups: [{ id: 'g', name: 'G', nodes: ['n1', 42] }],
       nodes: [{ id: 'n1', hostname: 'n1.example' }, { hostname: 'no-id.example' }, 'not a node'],
     };
-    const share = validateFleet(fleetInputShare(file, holdsNone));
+    const share = validateFleet(fleetShare(file, holdsNone));
     expect(share.ok).toBe(false);
     expect(share.ok ? [] : share.issues.map((issue) => issue.path).sort()).toEqual([
       '$.groups[0].nodes[0]',

@@ -1,6 +1,3 @@
-import type { Fleet, Group } from '../model/fleet';
-import type { ParsedChangeSet } from '../index/change-set';
-
 /** Which nodes an engine holds: the others are not in its configuration at all. */
 export type NodeShare = (nodeId: string) => boolean;
 
@@ -13,58 +10,38 @@ export type NodeShare = (nodeId: string) => boolean;
  * of its nodes the result an engine of the whole fleet gives (ownership property tests). The only
  * other places a node is named are the groups' static lists; there a node left out is simply not
  * a member, which is true for every node the engine holds.
+ *
+ * One rule serves a configuration as it arrives (a snapshot, before validation: validated whole,
+ * the static lists would name nodes this share does not have) and one already validated: a valid
+ * configuration is an input like any other. Only mentions by a string id are left out; anything
+ * else stays for validation to name. Meant for a committed configuration (valid whole): faults in
+ * the other nodes go unseen. What has nothing to leave out comes back as it came (the same object).
  */
 
-/** The fleet as an engine holding `holds` sees it: the other nodes left out, also from static group lists. */
-export function fleetShare(fleet: Fleet, holds: NodeShare): Fleet {
-  return {
-    ...fleet,
-    nodes: fleet.nodes.filter((node) => holds(node.id)),
-    groups: fleet.groups.map((group) => groupShare(group, holds)),
-  };
+/** A fleet, as a file or validated, with the nodes not held left out, also from static group lists. */
+export function fleetShare<Entities>(fleet: Entities, holds: NodeShare): Entities {
+  return isRecord(fleet) ? (entitiesShare(fleet, holds) as Entities) : fleet;
 }
 
-/** A parsed change set as an engine holding `holds` applies it. */
-export function changeSetShare(change: ParsedChangeSet, holds: NodeShare): ParsedChangeSet {
-  return {
-    upsert: {
-      ...change.upsert,
-      nodes: change.upsert.nodes.filter((node) => holds(node.id)),
-      groups: change.upsert.groups.map((group) => groupShare(group, holds)),
-    },
-    delete: { ...change.delete, nodes: change.delete.nodes.filter(holds) },
-  };
-}
-
-/**
- * A fleet file as it arrives (before validation; a snapshot, say), with the nodes not held left
- * out, also from static group lists: validated whole, those lists would name nodes this share does
- * not have. Only mentions by a string id are left out; anything else stays for validation to name.
- * Meant for a committed configuration (valid whole): faults in the other nodes go unseen here.
- */
-export function fleetInputShare(input: unknown, holds: NodeShare): unknown {
-  return isRecord(input) ? entitiesShare(input, holds) : input;
-}
-
-/** A change set as it arrives: its upserts as `fleetInputShare` has them, its node deletions held ones only. */
-export function changeSetInputShare(input: unknown, holds: NodeShare): unknown {
-  if (!isRecord(input)) return input;
-  let share: Record<string, unknown> = input;
-  const upsert = input['upsert'];
+/** A change set, as it arrives or validated: its upserts as `fleetShare` has them, its node deletions held ones only. */
+export function changeSetShare<Change>(change: Change, holds: NodeShare): Change {
+  if (!isRecord(change)) return change;
+  let share: Record<string, unknown> = change;
+  const upsert = change['upsert'];
   if (isRecord(upsert)) {
     const upserts = entitiesShare(upsert, holds);
     if (upserts !== upsert) share = { ...share, upsert: upserts };
   }
-  const deletions = input['delete'];
+  const deletions = change['delete'];
   if (isRecord(deletions)) {
     const nodes = deletions['nodes'];
     if (Array.isArray(nodes) && !nodes.every((id) => heldOrMalformed(id, holds)))
       share = { ...share, delete: { ...deletions, nodes: nodes.filter((id) => heldOrMalformed(id, holds)) } };
   }
-  return share;
+  return share as Change;
 }
 
-/** Collections of entities (a fleet file, a change set's upserts) with the nodes not held left out. */
+/** Collections of entities (a fleet, a change set's upserts) with the nodes not held left out. */
 function entitiesShare(entities: Record<string, unknown>, holds: NodeShare): Record<string, unknown> {
   let share = entities;
   const nodes = entities['nodes'];
@@ -86,10 +63,6 @@ function entitiesShare(entities: Record<string, unknown>, holds: NodeShare): Rec
       ),
     };
   return share;
-}
-
-function groupShare(group: Group, holds: NodeShare): Group {
-  return group.nodes.every(holds) ? group : { ...group, nodes: group.nodes.filter(holds) };
 }
 
 function mentionsOthers(group: unknown, holds: NodeShare): boolean {

@@ -4,6 +4,7 @@ import { arbitraryFleet } from '../../testing/fleet-arbitrary';
 import { validateFleet } from '../validation/validate';
 import type { NodeOwnership } from './engine';
 import { GenerationEngine } from './engine';
+import { fleetShare } from './node-share';
 import type { Fleet } from '../model/fleet';
 
 /**
@@ -40,6 +41,15 @@ const splitScenario = [
   ),
 ] as const;
 
+/** The fleet a test starts from, and one engine of it all, regenerated. */
+function regeneratedWhole(file: unknown): { fleet: Fleet; whole: GenerationEngine } {
+  const initial = validateFleet(file);
+  if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
+  const whole = GenerationEngine.fromFleet(initial.fleet);
+  whole.regenerate();
+  return { fleet: initial.fleet, whole };
+}
+
 /**
  * Regenerates the engine of the whole fleet and its parts: the parts report the same removals (each
  * once, by the owner, even when the node moved to it just before it went), and each node's owner
@@ -63,13 +73,10 @@ describe('GenerationEngine ownership', () => {
   it('engines splitting the nodes hold together what one engine holds, through change sets and moves', () => {
     fc.assert(
       fc.property(...splitScenario, (file, instances, steps) => {
-        const initial = validateFleet(file);
-        if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
-        const whole = GenerationEngine.fromFleet(initial.fleet);
-        whole.regenerate();
+        const { fleet: initial, whole } = regeneratedWhole(file);
         let split = splitOf(7, instances);
         const parts = Array.from({ length: instances }, (_, instance) => {
-          const engine = GenerationEngine.fromFleet(initial.fleet);
+          const engine = GenerationEngine.fromFleet(initial);
           engine.setOwnership(ownedBy(split, instance));
           engine.regenerate();
           return engine;
@@ -101,20 +108,21 @@ describe('GenerationEngine ownership', () => {
     let leftOut = 0;
     fc.assert(
       fc.property(...splitScenario, (file, instances, steps) => {
-        const initial = validateFleet(file);
-        if (!initial.ok) throw new Error('the fleet arbitrary gave an invalid fleet');
-        const whole = GenerationEngine.fromFleet(initial.fleet);
-        whole.regenerate();
+        const { fleet: initial, whole } = regeneratedWhole(file);
         let split = splitOf(7, instances);
         const shares = (fleet: Fleet, revision: number): GenerationEngine[] =>
           Array.from({ length: instances }, (_, instance) => {
             const holds = ownedBy(split, instance);
-            const engine = GenerationEngine.fromFleet(fleet, { revision, holds });
+            // Loaded as a generator loads it (a snapshot cut to the share), or cut by the engine.
+            const engine =
+              instance === 0
+                ? GenerationEngine.fromShare(fleetShare(fleet, holds), { revision, holds })
+                : GenerationEngine.fromFleet(fleet, { revision, holds });
             engine.setOwnership(holds);
             engine.regenerate();
             return engine;
           });
-        let parts = shares(initial.fleet, 0);
+        let parts = shares(initial, 0);
 
         for (const step of steps) {
           if (step.rebalance !== undefined) {

@@ -1,5 +1,5 @@
 import type { Fleet, NodeShare } from '@policygen/engine';
-import { fleetInputShare, validateFleet } from '@policygen/engine';
+import { fleetShare, validateFleet } from '@policygen/engine';
 
 /** The configuration at a revision, from which the change log is followed. */
 export interface ConfigSnapshot {
@@ -10,7 +10,7 @@ export interface ConfigSnapshot {
 }
 
 export interface SnapshotSource {
-  /** The newest configuration; with `holds`, the nodes it holds only (the others may be left out). */
+  /** The newest configuration; with `holds`, its share: the other nodes left out (`fleetShare`). */
   latest(options?: SnapshotOptions): Promise<ConfigSnapshot>;
 }
 
@@ -39,7 +39,7 @@ export class HttpSnapshotSource implements SnapshotSource {
     if (!Number.isInteger(revision))
       throw new Error(`GET ${url.href} gave no revision in its ETag (${response.headers.get('etag')})`);
     const exported: unknown = await response.json();
-    const validation = validateFleet(options.holds ? fleetInputShare(exported, options.holds) : exported);
+    const validation = validateFleet(options.holds ? fleetShare(exported, options.holds) : exported);
     if (!validation.ok)
       throw new Error(
         `the exported configuration at revision ${revision} is invalid: ` +
