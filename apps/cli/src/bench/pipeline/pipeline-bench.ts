@@ -24,7 +24,13 @@ import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
 import type { BenchNamespace, RunningService } from './services';
-import { bundlePath, freshNamespace, generatorHeapMiB, ServiceLauncher } from './services';
+import {
+  bundlePath,
+  freshNamespace,
+  generatorHeapMiB,
+  PROFILE_INTERVAL_MS,
+  ServiceLauncher,
+} from './services';
 import type { Yardstick, YardstickOptions } from './yardstick';
 import { measureYardstick } from './yardstick';
 
@@ -435,6 +441,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         loadAverageBefore,
         loadAverageAfter: loadavg(),
         serviceNodeOptions: [...(options.nodeOptions ?? [])],
+        ...(options.profileDir === undefined ? {} : { serviceProfileIntervalMs: PROFILE_INTERVAL_MS }),
       },
       yardstick,
       fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },

@@ -193,6 +193,12 @@ describe('formatPipelineTable', () => {
       machine: { ...reportWith(1).machine, serviceNodeOptions: ['--perf-basic-prof', '--trace-deopt'] },
     };
     expect(machineLine(traced)).toMatch(/; every service's node ran with --perf-basic-prof --trace-deopt$/);
+    const profiled: PipelineReport = {
+      ...reportWith(1),
+      machine: { ...reportWith(1).machine, serviceProfileIntervalMs: 10 },
+    };
+    expect(machineLine(profiled)).toMatch(/; services profiled every 10 ms$/);
+    expect(machineLine(reportWith(1))).not.toContain('profiled');
   });
 
   it('has a scale-out section with each generator when several run', () => {

@@ -58,6 +58,8 @@ export interface PipelineReport {
     readonly loadAverageAfter: readonly number[];
     /** What `--node-option` gave every service's `node` (none: as deployed). */
     readonly serviceNodeOptions: readonly string[];
+    /** With `--profile`: how often each service's main thread was sampled. */
+    readonly serviceProfileIntervalMs?: number;
   };
   readonly fleet: {
     readonly nodes: number;
@@ -248,6 +250,9 @@ export function formatPipelineTable(report: PipelineReport): string {
       `seed ${report.fleet.seed}; ${report.generators} generator(s); namespace ${report.namespace}`,
     `machine: ${report.machine.cpus} CPUs, node ${report.machine.node}, load average before ${load(report.machine.loadAverageBefore)}, ` +
       `after ${load(report.machine.loadAverageAfter)}` +
+      (report.machine.serviceProfileIntervalMs === undefined
+        ? ''
+        : `; services profiled every ${report.machine.serviceProfileIntervalMs} ms`) +
       (report.machine.serviceNodeOptions.length === 0
         ? ''
         : `; every service's node ran with ${report.machine.serviceNodeOptions.join(' ')}`),
