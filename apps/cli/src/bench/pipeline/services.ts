@@ -73,8 +73,8 @@ export function bundlePath(service: BundledService): string {
  * How often a profiled service's main thread is sampled (`--profile`). At V8's default of 1 ms the
  * sampler's signal woke each service 4–37 times as often as it woke on its own and added 20–50% to
  * its CPU (10,000 nodes: config-service 0.31 → 0.47 CPU ms per node change, 465 → 17,345 wake-ups
- * at import); every 10 ms the figures stay those of an unprofiled run, and a 30 s phase still gives
- * 3,000 samples. `--node-option=--cpu-prof-interval=<µs>` sets another.
+ * at import); every 10 ms they came within 5–15% of an unprofiled run's, and a 30 s phase still
+ * gives 3,000 samples. `--node-option=--cpu-prof-interval=<µs>` sets another.
  */
 export const PROFILE_INTERVAL_MS = 10;
 /**
