@@ -230,7 +230,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       const generator = await launcher.startGenerator(
         `g${index}`,
         config.url,
-        generatorHeapMiB(options.nodes),
+        generatorHeapMiB(options.nodes, options.generators),
       );
       watch(generator);
       generators.push(generator);
