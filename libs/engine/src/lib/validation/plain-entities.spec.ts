@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { CRITERION_OPERATORS, directiveSchema, groupSchema } from '../model/fleet';
+import { CRITERION_OPERATORS, directiveSchema, groupSchema, nodeSchema } from '../model/fleet';
 import { looseJson, tricky } from '../../testing/loose-json-arbitrary';
 import { hasControlCharacter } from './limits';
 import { plainDirective, plainGroup } from './plain-entities';
-import { parseEntity } from './plain-node';
+import { parseEntity, plainNode } from './plain-node';
 
 const plainJson = fc.jsonValue({ maxDepth: 3 });
 const someId = fc.oneof(fc.constantFrom('d-1', 'g.2', 'N_3', 'web'), tricky);
@@ -14,6 +14,52 @@ const jsonRecord = fc.oneof(
 );
 const somePolicyMode = fc.oneof(fc.constantFrom('enforce', 'audit', 'Audit'), looseJson);
 const someName = fc.oneof(fc.constantFrom('A name', 'é', 'x'.repeat(1024), 'x'.repeat(1025)), tricky);
+
+/** Node-shaped values: mostly valid, each field sometimes absent, odd, or replaced. */
+const nodeLike = fc
+  .record(
+    {
+      id: fc.oneof(fc.constantFrom('node-1', 'n.2', 'N_3'), tricky),
+      hostname: fc.oneof(fc.constantFrom('node-1.example.com', 'h'), tricky),
+      policyServer: fc.oneof(fc.constantFrom('root', 'relay-1'), tricky, looseJson),
+      state: fc.oneof(fc.constantFrom('enabled', 'ignored', 'empty-policies', 'disabled'), looseJson),
+      facts: fc.oneof(
+        fc.dictionary(fc.string(), plainJson, { maxKeys: 4, noNullPrototype: true }),
+        looseJson,
+      ),
+      properties: fc.oneof(
+        fc.dictionary(fc.string(), plainJson, { maxKeys: 4, noNullPrototype: true }),
+        looseJson,
+      ),
+      inheritModes: fc.oneof(
+        fc.dictionary(fc.string(), fc.constantFrom('moo', 'oap', 'mmm', 'MOO'), { noNullPrototype: true }),
+        looseJson,
+      ),
+      policyMode: fc.oneof(fc.constantFrom('enforce', 'audit', 'Audit'), looseJson),
+      other: looseJson,
+    },
+    { requiredKeys: [] },
+  )
+  .map((value) => ({ ...value }));
+
+/** A node exactly as an export or a bench fleet writes it. */
+const plainNodeInput = fc
+  .record(
+    {
+      id: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,20}$/),
+      hostname: fc.stringMatching(/^[a-z0-9.-]{1,40}$/),
+      policyServer: fc.constantFrom('root', 'relay-1'),
+      state: fc.constantFrom('enabled', 'ignored', 'empty-policies'),
+      facts: fc.dictionary(fc.string(), plainJson, { maxKeys: 6, noNullPrototype: true }),
+      properties: fc.dictionary(fc.string(), plainJson, { maxKeys: 6, noNullPrototype: true }),
+      inheritModes: fc.dictionary(fc.string(), fc.constantFrom('moo', 'oap', 'mpa'), {
+        noNullPrototype: true,
+      }),
+      policyMode: fc.constantFrom('enforce', 'audit'),
+    },
+    { requiredKeys: ['id', 'hostname'] },
+  )
+  .map((value) => ({ ...value }));
 
 /** Directive-shaped values: mostly valid, each field sometimes absent, odd, or replaced. */
 const directiveLike = fc
@@ -156,6 +202,13 @@ const DIRECTIVE_FIELDS = Object.keys(directiveSchema.shape);
 const GROUP_FIELDS = Object.keys(groupSchema.shape);
 
 describe.each([
+  {
+    kind: 'node',
+    read: plainNode,
+    schema: nodeSchema,
+    like: nodeLike,
+    plain: plainNodeInput,
+  },
   {
     kind: 'directive',
     read: plainDirective,
