@@ -52,11 +52,22 @@ export function generatorHeapMiB(nodes: number, generators = 1): number {
 }
 
 /**
- * A capped heap makes V8 choose a small young generation, which costs the generator about a fifth
- * more CPU in collections: it gets the young generation it would have had uncapped.
+ * The young generation of the services that allocate per node change (the generator, the
+ * distribution-service, a relay): 64 MiB semi-spaces instead of V8's 16 (or the smaller one a capped
+ * heap makes it choose). Objects that live for one batch then die young instead of being promoted
+ * and marked: on 10,000 nodes the services' steady CPU per node change fell 8–11% in three
+ * alternating pairs of runs, for 45–100 MiB more peak RSS each (README, "Fourteenth increment").
+ * The config-service allocates per commit, not per node, and gained nothing: it keeps V8's default.
  */
+export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=64';
+
 function generatorHeapFlags(heapMiB: number): string[] {
-  return [`--max-old-space-size=${heapMiB}`, '--max-semi-space-size=32'];
+  return [`--max-old-space-size=${heapMiB}`, YOUNG_GENERATION_FLAG];
+}
+
+/** `NODE_OPTIONS` with `flags` after what this process was given. */
+function nodeOptionsWith(flags: readonly string[]): string {
+  return [process.env['NODE_OPTIONS'], ...flags].join(' ').trim();
 }
 
 /** A service's name as a directory name: `generator g1` → `generator-g1`. */
@@ -128,11 +139,9 @@ export class ServiceLauncher {
   /** A generator; `heapMiB` caps its V8 heap as a deployment would (see `generatorHeapMiB`). */
   async startGenerator(instanceId: string, configUrl: string, heapMiB?: number): Promise<RunningService> {
     return this.start(`generator ${instanceId}`, 'generator-service', {
-      ...(heapMiB === undefined
-        ? {}
-        : {
-            NODE_OPTIONS: [process.env['NODE_OPTIONS'], ...generatorHeapFlags(heapMiB)].join(' ').trim(),
-          }),
+      NODE_OPTIONS: nodeOptionsWith(
+        heapMiB === undefined ? [YOUNG_GENERATION_FLAG] : generatorHeapFlags(heapMiB),
+      ),
       CONFIG_SERVICE_URL: configUrl,
       POLICYGEN_SERVICE_TOKEN: this.serviceToken,
       KAFKA_BROKERS: this.kafkaBrokers,
@@ -150,6 +159,7 @@ export class ServiceLauncher {
       'distribution-service',
       'distribution-service',
       {
+        NODE_OPTIONS: nodeOptionsWith([YOUNG_GENERATION_FLAG]),
         HOST: '127.0.0.1',
         CONFIG_SERVICE_URL: configUrl,
         POLICYGEN_SERVICE_TOKEN: this.serviceToken,
@@ -173,6 +183,7 @@ export class ServiceLauncher {
       label,
       'relay',
       {
+        NODE_OPTIONS: nodeOptionsWith([YOUNG_GENERATION_FLAG]),
         HOST: '127.0.0.1',
         POLICYGEN_RELAY_ID: relayId,
         POLICYGEN_PARENT_URL: parentUrl,
