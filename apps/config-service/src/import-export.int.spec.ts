@@ -1,9 +1,15 @@
 import { stringify } from 'yaml';
 import { compareCodeUnits, relationshipKey, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
-import { buildDemoFleet } from '@policygen/fleets';
+import { buildBenchFleet, buildDemoFleet } from '@policygen/fleets';
 import { smallFleet } from './testing/fixtures';
-import { configServiceForSuite } from './testing/running-config-service';
+import type { RunningConfigService } from './testing/running-config-service';
+import {
+  configServiceForSuite,
+  dropSchema,
+  startConfigService,
+  uniqueSchema,
+} from './testing/running-config-service';
 
 /** A fleet file as the validator normalises it, each collection in key order, as export gives it. */
 function normalised(input: unknown): Fleet {
@@ -92,5 +98,64 @@ describe('config service: import and export', () => {
     const emptied = await suite.api.post<{ revision: number }>('/api/v1/import', {});
     expect(emptied.status).toBe(200);
     expect((await suite.api.get('/api/v1/export')).body).toEqual(normalised({}));
+  });
+});
+
+/**
+ * An import of more nodes than an index update takes builds the index anew from the fleet it
+ * committed; a service started afterwards builds it from the store. Both must serve the same.
+ */
+describe('config service: an import above the rebuild threshold', () => {
+  const schema = uniqueSchema('cs_big_import');
+  const services: RunningConfigService[] = [];
+  afterAll(async () => {
+    for (const service of services) await service.stop();
+    await dropSchema(schema);
+  });
+
+  it('leaves the service as a fresh start from the store finds it', async () => {
+    const { fleet } = buildBenchFleet({
+      nodes: 1_500,
+      groups: 90,
+      directives: 40,
+      techniques: 10,
+      rules: 24,
+    });
+    const [first] = fleet.relationships ?? [];
+    if (!first) throw new Error('the bench fleet has no relationship to give twice');
+    // The same relationship twice is one: the store keeps one row, the index too.
+    const file = { ...fleet, relationships: [first, ...(fleet.relationships ?? [])] };
+    const importer = await startConfigService({ schema });
+    services.push(importer);
+    const imported = await importer.api.post<{ revision: number }>('/api/v1/import', file);
+    expect(imported.status).toBe(200);
+    const fresh = await startConfigService({ schema });
+    services.push(fresh);
+
+    const [exported, reloaded] = await Promise.all([
+      importer.api.get<Fleet>('/api/v1/export'),
+      fresh.api.get<Fleet>('/api/v1/export'),
+    ]);
+    expect(exported.etag).toBe(`"${imported.body.revision}"`);
+    expect(reloaded.etag).toBe(exported.etag);
+    expect(exported.body).toEqual(reloaded.body);
+    expect(exported.body.relationships).toHaveLength(fleet.relationships?.length ?? 0);
+    expect(exported.body.nodes).toHaveLength(1_500);
+    for (const path of ['/api/v1/nodes', '/api/v1/groups', '/api/v1/parameters']) {
+      const [here, there] = await Promise.all([importer.api.get(path), fresh.api.get(path)]);
+      expect(here.body).toEqual(there.body);
+    }
+    const node = (exported.body.nodes[700] as { id: string }).id;
+    for (const path of [`/api/v1/nodes/${node}`, '/api/v1/settings']) {
+      const [here, there] = await Promise.all([importer.api.get(path), fresh.api.get(path)]);
+      expect(here.status).toBe(200);
+      expect(here.etag).toBe(there.etag);
+    }
+    // The rebuilt index takes the next change as the store's would.
+    const changed = await importer.api.post<{ revision: number }>('/api/v1/changes', {
+      upsert: { nodes: [{ ...exported.body.nodes[700], properties: { after: 'import' } }] },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.revision).toBe(imported.body.revision + 1);
   });
 });

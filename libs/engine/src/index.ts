@@ -10,6 +10,7 @@ export * from './lib/explain/explain';
 export * from './lib/explain/graph';
 export * from './lib/index/change-set';
 export * from './lib/index/validate-change-set';
+export * from './lib/index/replacement';
 export * from './lib/generate/node-generator';
 export * from './lib/incremental/engine';
 export { matchesCriterion } from './lib/targeting/criteria';

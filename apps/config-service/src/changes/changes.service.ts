@@ -3,14 +3,12 @@ import { loadFleet, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
 import { preconditionFailed, validationFailed } from '../http/api-errors';
 import { ifMatchAccepts } from '../http/if-match';
-import { jsonPath, rebaseIssues } from '../http/issue-paths';
 import { Revisioned } from '../http/revisioned';
 import { checkedReason, REASON_HEADER } from '../http/reason';
 import { ConfigStateService } from '../state/config-state.service';
 import type { WriteRequest } from '../state/config-state.service';
 import type { ChangePreview } from './change-preview';
 import { previewChange } from './change-preview';
-import { replacementChangeSet } from './replacement-change-set';
 
 export interface CommitResult {
   readonly revision: number;
@@ -69,9 +67,7 @@ export class ChangesService {
     if (!validated.ok) throw validationFailed(validated.issues, 'the fleet file');
     const committed = await this.state.mutate({
       ...request,
-      build: ({ index }) => replacementChangeSet(index, validated.fleet),
-      // The file is valid on its own, so the engine has nothing more to say; were it to, its paths are the file's.
-      refuse: (issues) => validationFailed(rebaseIssues(issues, jsonPath('upsert'), '$'), 'the fleet file'),
+      replaceWith: validated.fleet,
     });
     return answer(committed);
   }
