@@ -1,12 +1,20 @@
 import pino from 'pino';
 import type { Logger } from 'pino';
 
+/** Bytes of log lines gathered before a write, and the longest a line waits for one. */
+const LOG_BUFFER_BYTES = 8_192;
+const LOG_FLUSH_MS = 250;
+
 /**
  * A service's JSON logger: one line per event on stdout, `service` on every line. Lines are
- * written without blocking the event loop: under load, those logged while a write is under way go
- * out together in the next one, not one system call each. What is still buffered is written
- * synchronously when the process exits.
+ * gathered and written together, without blocking the event loop, once 8 KiB are waiting or every
+ * 250 ms: a write is a round trip through libuv's thread pool that wakes the event loop again, and
+ * one per line cost the config-service about a tenth of its CPU per commit (two lines each). What is
+ * still buffered is written synchronously when the process exits.
  */
 export function createServiceLogger(service: string, level = 'info'): Logger {
-  return pino({ base: { service }, level }, pino.destination({ dest: 1, sync: false }));
+  return pino(
+    { base: { service }, level },
+    pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }),
+  );
 }

@@ -40,15 +40,17 @@ export function freshNamespace(): BenchNamespace {
 
 /**
  * A generator's heap cap, sized for the nodes it holds (its share of the fleet: an instance of
- * several keeps only its own, `node-share.ts`): 512 MiB and 13 KiB a node held, at least 1 GiB.
- * One generator of 100,000 nodes gets 1,782 MiB, as deploy/Dockerfile's 1,792: about 0.98 GiB of
+ * several keeps only its own, `node-share.ts`): 448 MiB and 13 KiB a node held, at least 1 GiB.
+ * One generator of 100,000 nodes gets 1,718 MiB, as deploy/Dockerfile's 1,728: about 0.98 GiB of
  * the engine's state lives there (0.53 GiB for a half share), and without a cap V8 lets garbage
  * grow towards its own default limit (3.3 GiB of RSS there) before collecting it. Under a cap sized
- * for the whole fleet an instance did the same with its share's garbage.
+ * for the whole fleet an instance did the same with its share's garbage. The base was 512 MiB
+ * until the young generation grew to 64 MiB semi-spaces (`YOUNG_GENERATION_FLAG`), which live
+ * outside this cap: the old generation gave up what the young one took.
  */
 export function generatorHeapMiB(nodes: number, generators = 1): number {
   const held = Math.ceil(nodes / generators);
-  return Math.max(1_024, Math.ceil(512 + (held * 13) / 1024));
+  return Math.max(1_024, Math.ceil(448 + (held * 13) / 1024));
 }
 
 /**
