@@ -26,6 +26,7 @@ import {
   referencedGroups,
   ValueIndex,
 } from './membership';
+import { inKeyOrder } from './key-order';
 import { insertSorted, removeSorted } from './sorted';
 import type { TargetContext } from './targets';
 import {
@@ -192,27 +193,17 @@ export class FleetIndex implements CompiledFleet {
 
   /** The configuration as a fleet (collections sorted by key, in code-unit order). */
   toFleet(): Fleet {
-    const byId = <T extends { id: string }>(values: Iterable<T>): T[] =>
-      [...values].sort((a, b) => compareCodeUnits(a.id, b.id));
-    return {
+    return inKeyOrder({
       settings: this.settings,
       parameters: this.parameters,
-      techniques: [...this.techniques.keys()]
-        .sort(compareCodeUnits)
-        .flatMap((id) =>
-          [...(this.techniques.get(id) as Map<string, Technique>).values()].sort((a, b) =>
-            compareCodeUnits(a.version, b.version),
-          ),
-        ),
-      directives: byId(this.directives.values()),
-      relationships: [...this.relationships].sort((a, b) =>
-        compareCodeUnits(relationshipKey(a), relationshipKey(b)),
-      ),
-      rules: byId(this.rules.values()),
-      groups: byId(this.groups.values()),
-      nodes: byId(this.nodes.values()),
-      relays: byId(this.relays.values()),
-    };
+      techniques: [...this.techniques.values()].flatMap((versions) => [...versions.values()]),
+      directives: [...this.directives.values()],
+      relationships: this.relationships,
+      rules: [...this.rules.values()],
+      groups: [...this.groups.values()],
+      nodes: [...this.nodes.values()],
+      relays: [...this.relays.values()],
+    });
   }
 
   /** The nodes a rule's directives reach: the nodes of every rule that carries the directive. */

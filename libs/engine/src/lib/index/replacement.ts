@@ -4,6 +4,7 @@ import { compareCodeUnits } from '../text/compare';
 import type { ParsedChangeSet } from './change-set';
 import { ID_COLLECTIONS, relationshipKey } from './change-set';
 import type { FleetIndex } from './fleet-index';
+import { inKeyOrder } from './key-order';
 
 /**
  * The change set that turns the configuration of `index` into `fleet`, a fleet `validateFleet`
@@ -47,26 +48,10 @@ export function replacementChangeSet(index: FleetIndex, fleet: Fleet): ParsedCha
  * An index built from it is the one a reload from the store builds, to its maps' order.
  */
 export function sortedFleet(fleet: Fleet): Fleet {
-  const byId = <T extends { id: string }>(values: readonly T[]): T[] =>
-    [...values].sort((a, b) => compareCodeUnits(a.id, b.id));
   const parameters: Record<string, Json> = {};
   for (const name of Object.keys(fleet.parameters).sort(compareCodeUnits))
     parameters[name] = fleet.parameters[name] as Json;
-  return {
-    settings: fleet.settings,
-    parameters,
-    techniques: [...fleet.techniques].sort(
-      (a, b) => compareCodeUnits(a.id, b.id) || compareCodeUnits(a.version, b.version),
-    ),
-    directives: byId(fleet.directives),
-    relationships: uniqueRelationships(fleet.relationships).sort((a, b) =>
-      compareCodeUnits(relationshipKey(a), relationshipKey(b)),
-    ),
-    rules: byId(fleet.rules),
-    groups: byId(fleet.groups),
-    nodes: byId(fleet.nodes),
-    relays: byId(fleet.relays),
-  };
+  return inKeyOrder({ ...fleet, parameters, relationships: uniqueRelationships(fleet.relationships) });
 }
 
 /** Each relationship once, the first of each key kept, in their order. */
