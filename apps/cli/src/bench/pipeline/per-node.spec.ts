@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { importCpuSeconds, perNodeCost, steadyTotal } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
 
 describe('perNodeCost', () => {
   it('divides CPU ms by the work and by the yardstick', () => {
@@ -55,5 +55,22 @@ describe('perNodeCost', () => {
     expect(steadyTotal(byPhase)).toBe(2.5);
     expect(importCpuSeconds(byPhase)).toBe(4);
     expect(steadyTotal({})).toBe(0);
+  });
+});
+
+describe('timesMeanRuler', () => {
+  it('divides by the mean of the ruler before and after the run', () => {
+    // 2 ms and 1 ms against (0.4 + 0.6) / 2 = 0.5 ms per node.
+    expect(timesMeanRuler({ cpuMsPerNodeChange: 2, cpuMsPerNode: 1 }, 0.4, 0.6)).toEqual({
+      steady: 4,
+      import: 2,
+    });
+  });
+
+  it('gives null where there is no work or no ruler', () => {
+    expect(timesMeanRuler({ cpuMsPerNodeChange: null, cpuMsPerNode: 1 }, 0, 0)).toEqual({
+      steady: null,
+      import: null,
+    });
   });
 });

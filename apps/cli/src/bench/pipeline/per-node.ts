@@ -48,3 +48,18 @@ function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
 }
+
+/**
+ * The services' multiples against the mean of the ruler before the run and after it: steadier than
+ * either when the machine's speed moved during the run (both are reported; the ruler before is the one judged by).
+ */
+export function timesMeanRuler(
+  cost: Pick<PerNodeCost, 'cpuMsPerNodeChange' | 'cpuMsPerNode'>,
+  rulerBefore: number,
+  rulerAfter: number,
+): { readonly steady: number | null; readonly import: number | null } {
+  const mean = (rulerBefore + rulerAfter) / 2;
+  const times = (ms: number | null): number | null =>
+    ms === null || !(mean > 0) ? null : round(ms / mean, 2);
+  return { steady: times(cost.cpuMsPerNodeChange), import: times(cost.cpuMsPerNode) };
+}

@@ -97,6 +97,8 @@ describe('policygen bench --pipeline (small)', () => {
 
   it('measures the engine yardstick and counts every process in it', () => {
     expect(report.yardstick.engineMsPerNode).toBeGreaterThan(0);
+    expect(report.rulerAfterRun.engineMsPerNode).toBeGreaterThan(0);
+    expect(report.rulerAfterRun.servicesTimesMeanRuler.steady).toBeGreaterThan(0);
     expect(report.yardstick.warmUpNodes + report.yardstick.nodesTimed).toBeLessThanOrEqual(600);
     expect(report.yardstick.nodesTimed).toBeGreaterThanOrEqual(300);
     expect(report.perNode.services.names).toEqual(['config-service', 'generator g1', 'distribution-service']);

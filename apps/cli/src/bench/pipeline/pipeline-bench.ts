@@ -19,7 +19,7 @@ import { ConfirmationLog } from './confirmations';
 import { distributionOf } from './distribution-stats';
 import { InfrastructureWatch } from './infrastructure-watch';
 import type { ProcessRole } from './per-node';
-import { importCpuSeconds, perNodeCost, steadyTotal } from './per-node';
+import { importCpuSeconds, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
@@ -32,7 +32,7 @@ import {
   ServiceLauncher,
 } from './services';
 import type { Yardstick, YardstickOptions } from './yardstick';
-import { measureYardstick } from './yardstick';
+import { checkRuler, measureYardstick } from './yardstick';
 
 export interface PipelineBenchOptions {
   readonly nodes: number;
@@ -386,6 +386,13 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
     );
     httpMismatches += await servedMismatches(fresh.url, sample, tokens, finalHashes);
     await markPhase('end');
+    // The ruler again, as quiet as before the services started: how far the machine moved meanwhile.
+    await launcher.stopAll();
+    progress.log('timing the engine yardstick again, the services stopped');
+    const rulerCheck = checkRuler(validation.fleet, yardstick, options.yardstick);
+    progress.log(
+      `yardstick after the run: ${rulerCheck.engineMsPerNode.toFixed(3)} CPU ms per node (${rulerCheck.driftPercent}% from before)`,
+    );
 
     const nodeChanges = tracked.reduce((sum, change) => sum + change.nodes.length, 0);
     const work = { nodeChanges, nodes: importHashes.size };
@@ -444,6 +451,14 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         ...(options.profileDir === undefined ? {} : { serviceProfileIntervalMs: PROFILE_INTERVAL_MS }),
       },
       yardstick,
+      rulerAfterRun: {
+        ...rulerCheck,
+        servicesTimesMeanRuler: timesMeanRuler(
+          serviceCost,
+          yardstick.engineMsPerNode,
+          rulerCheck.engineMsPerNode,
+        ),
+      },
       fleet: { nodes: options.nodes, seed: options.seed, nodesWithBundle: importHashes.size, failedNodes },
       generators: options.generators,
       namespace: namespace.topicNamespace,

@@ -46,6 +46,12 @@ function reportWith(generators: number): PipelineReport {
       warmUpNodes: 500,
       method: 'the method, in a sentence.',
     },
+    rulerAfterRun: {
+      engineMsPerNode: 0.55,
+      roundsMsPerNode: [0.55, 0.54, 0.56],
+      driftPercent: 10,
+      servicesTimesMeanRuler: { steady: 9.52, import: 2.86 },
+    },
     machine: {
       cpus: 2,
       node: 'v20',
@@ -121,6 +127,9 @@ describe('formatPerNodeTable', () => {
       'yardstick: 0.500 CPU ms per node (wall 0.600 ms), 2000 nodes after 500 warm-up',
     );
     expect(lines[1]).toContain('the method, in a sentence.');
+    expect(lines[2]).toContain(
+      'after the run, the services stopped: 0.550 CPU ms per node (+10%); the services against the mean of both: steady 9.52x, import 2.86x',
+    );
     expect(lines.join('\n')).toContain('config-service steady 4.00x the engine');
   });
 

@@ -1,7 +1,7 @@
 import type { ChangeKind } from './change-plan';
 import type { Distribution } from './distribution-stats';
 import type { PerNodeCost, ProcessRole } from './per-node';
-import type { Yardstick } from './yardstick';
+import type { RulerCheck, Yardstick } from './yardstick';
 
 export interface ProcessReport extends PerNodeCost {
   readonly name: string;
@@ -51,6 +51,10 @@ export function scaleOutOf(generators: readonly ProcessReport[]): {
 export interface PipelineReport {
   /** This process's single-thread engine time per node: the unit the services' CPU is counted in. */
   readonly yardstick: Yardstick;
+  /** The ruler timed again once the services stopped, and the services' multiples against the mean of both. */
+  readonly rulerAfterRun: RulerCheck & {
+    readonly servicesTimesMeanRuler: { readonly steady: number | null; readonly import: number | null };
+  };
   readonly machine: {
     readonly cpus: number;
     readonly node: string;
@@ -191,6 +195,10 @@ function times(value: number | null): string {
   return value === null ? '-' : `${value.toFixed(2)}x`;
 }
 
+function signed(value: number): string {
+  return value >= 0 ? `+${value}` : String(value);
+}
+
 /** Each process's CPU per node change and per node, and as multiples of the yardstick, the services apart. */
 export function formatPerNodeTable(report: PipelineReport): string[] {
   const row = (name: string, cost: PerNodeCost): string[] => [
@@ -213,11 +221,13 @@ export function formatPerNodeTable(report: PipelineReport): string[] {
     ...(infrastructure.length > 0 ? [['infrastructure:', '', '', '', '']] : []),
     ...infrastructure.map((process) => row(`  ${process.name}`, process)),
   ];
-  const { yardstick } = report;
+  const { yardstick, rulerAfterRun: after } = report;
   return [
     `yardstick: ${yardstick.engineMsPerNode.toFixed(3)} CPU ms per node (wall ${yardstick.engineWallMsPerNode.toFixed(3)} ms), ` +
       `${yardstick.nodesTimed} nodes after ${yardstick.warmUpNodes} warm-up`,
     `  ${yardstick.method}`,
+    `  after the run, the services stopped: ${after.engineMsPerNode.toFixed(3)} CPU ms per node (${signed(after.driftPercent)}%); ` +
+      `the services against the mean of both: steady ${times(after.servicesTimesMeanRuler.steady)}, import ${times(after.servicesTimesMeanRuler.import)}`,
     `  paced (not the ruler): ${yardstick.paced.engineMsPerNode.toFixed(3)} CPU ms per node, ${times(yardstick.paced.timesRuler)} ` +
       `the ruler, in ${yardstick.paced.slices} slices of ${yardstick.paced.nodesPerSlice} nodes ${yardstick.paced.pauseMs} ms apart ` +
       `(the generator's slice of a change, the outbox window): the same work, in bursts as the steady phase brings it`,

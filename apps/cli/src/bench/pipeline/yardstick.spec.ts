@@ -1,6 +1,6 @@
 import { validateFleet } from '@policygen/engine';
 import { buildBenchFleet } from '@policygen/fleets';
-import { measureYardstick } from './yardstick';
+import { checkRuler, measureYardstick } from './yardstick';
 
 describe('measureYardstick', () => {
   it('times every node after the warm-up in three rounds, and keeps the median round', () => {
@@ -36,5 +36,35 @@ describe('measureYardstick', () => {
       yardstick.paced.engineMsPerNode / yardstick.engineMsPerNode,
       1,
     );
+  });
+
+  it('times the ruler again on a fresh engine and says how far it moved', () => {
+    const validation = validateFleet(buildBenchFleet({ nodes: 150, seed: 3 }).fleet);
+    if (!validation.ok) throw new Error('the bench fleet is invalid');
+    const options = { warmUpNodes: 60, timedNodes: 1_000 };
+    const ruler = measureYardstick(validation.fleet, options);
+    const check = checkRuler(validation.fleet, ruler, options);
+
+    expect(check.roundsMsPerNode).toHaveLength(3);
+    expect(check.engineMsPerNode).toBe([...check.roundsMsPerNode].sort((a, b) => a - b)[1]);
+    expect(check.driftPercent).toBeCloseTo(
+      ((check.engineMsPerNode - ruler.engineMsPerNode) / ruler.engineMsPerNode) * 100,
+      0,
+    );
+  });
+
+  it('warms up at least the nodes asked and at most the most allowed, and times others', () => {
+    const validation = validateFleet(buildBenchFleet({ nodes: 400, seed: 7 }).fleet);
+    if (!validation.ok) throw new Error('the bench fleet is invalid');
+    const yardstick = measureYardstick(validation.fleet, {
+      warmUpNodes: 50,
+      maxWarmUpNodes: 120,
+      timedNodes: 30,
+    });
+
+    expect(yardstick.warmUpNodes).toBeGreaterThanOrEqual(50);
+    expect(yardstick.warmUpNodes).toBeLessThanOrEqual(120);
+    expect(yardstick.nodesTimed).toBe(90);
+    expect(yardstick.method).toContain(`after ${yardstick.warmUpNodes} warm-up nodes`);
   });
 });

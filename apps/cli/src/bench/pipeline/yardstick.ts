@@ -36,7 +36,10 @@ export interface PacedYardstick {
 }
 
 export interface YardstickOptions {
+  /** The least warm-up (default 1,000 nodes); it goes on in blocks until the engine's pace settles. */
   readonly warmUpNodes?: number;
+  /** The most warm-up (default 4,000 nodes). */
+  readonly maxWarmUpNodes?: number;
   readonly timedNodes?: number;
   /** The paced figure's slices (default 12), nodes per slice (64) and pause before each (150 ms). */
   readonly pacedSlices?: number;
@@ -44,7 +47,16 @@ export interface YardstickOptions {
   readonly pacedPauseMs?: number;
 }
 
-const WARM_UP_NODES = 500;
+const WARM_UP_NODES = 1_000;
+const MAX_WARM_UP_NODES = 4_000;
+/**
+ * The warm-up goes on a block at a time until a block costs within WARM_UP_SETTLED of the one
+ * before it: a fresh process's engine costs ~3× its settled pace over its first thousand nodes and
+ * ~1.5× over the next (the compiler's threads, counted in the process's CPU, still at work), and a
+ * ruler timed on those would flatter every multiple of it.
+ */
+const WARM_UP_BLOCK = 500;
+const WARM_UP_SETTLED = 0.1;
 const TIMED_NODES = 2_000;
 /** Rounds of TIMED_NODES each. */
 const ROUNDS = 3;
@@ -62,18 +74,91 @@ const PACED_SLICES = 12;
  * all come from this call.
  */
 export function measureYardstick(fleet: Fleet, options: YardstickOptions = {}): Yardstick {
+  const { engine, cached, warmUp, timed, rounds } = timeRounds(fleet, options);
+  const engineMsPerNode = rounds.cpuMsPerNode;
+  const nodeIds = engine.compiled.nodeIds;
+  const timedOrWarm = new Set([...warmUp, ...timed]);
+  const untouched = nodeIds.filter((nodeId) => !timedOrWarm.has(nodeId));
+  // A small fleet has none left: its timed nodes then, their files known already (a cheaper figure).
+  const paced = measurePaced(engine, untouched.length > 0 ? untouched : timed, cached, options);
+  return {
+    engineMsPerNode,
+    engineWallMsPerNode: rounds.wallMsPerNode,
+    roundsMsPerNode: rounds.roundsMsPerNode,
+    nodesTimed: timed.length,
+    warmUpNodes: warmUp.length,
+    method:
+      `engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now(), stored }) on a fresh GenerationEngine ` +
+      `of the validated fleet, as the generator's loop calls it (stored: the digests handed out before, as its cache holds them), ` +
+      `single-threaded in the bench process before any service starts: ${timed.length} nodes spread over the fleet ` +
+      `in ${rounds.roundsMsPerNode.length} rounds after ${warmUp.length} warm-up nodes (blocks of ${WARM_UP_BLOCK} until two in a row ` +
+      `cost within ${WARM_UP_SETTLED * 100}% of each other); the median round's CPU time per node ` +
+      `(process.cpuUsage), its wall time beside it.`,
+    paced: {
+      engineMsPerNode: round(paced.cpuMs, 4),
+      timesRuler: engineMsPerNode > 0 ? round(paced.cpuMs / engineMsPerNode, 2) : 0,
+      slices: paced.slices,
+      nodesPerSlice: paced.nodesPerSlice,
+      pauseMs: paced.pauseMs,
+    },
+  };
+}
+
+/** The ruler timed again the same way, on a fresh engine: how far the machine moved during a run. */
+export interface RulerCheck {
+  readonly engineMsPerNode: number;
+  readonly roundsMsPerNode: readonly number[];
+  /** The change from the ruler, in percent (positive: the machine got slower). */
+  readonly driftPercent: number;
+}
+
+/**
+ * Times the ruler again (the paced figure aside), for a run to report next to the ruler it was
+ * judged by: the machine's speed moves between the two, and a multiple is only as steady as its ruler.
+ */
+export function checkRuler(fleet: Fleet, ruler: Yardstick, options: YardstickOptions = {}): RulerCheck {
+  const { rounds } = timeRounds(fleet, options);
+  return {
+    engineMsPerNode: rounds.cpuMsPerNode,
+    roundsMsPerNode: rounds.roundsMsPerNode,
+    driftPercent:
+      ruler.engineMsPerNode > 0
+        ? round(((rounds.cpuMsPerNode - ruler.engineMsPerNode) / ruler.engineMsPerNode) * 100, 1)
+        : 0,
+  };
+}
+
+interface TimedRounds {
+  readonly engine: GenerationEngine;
+  readonly cached: Set<string>;
+  readonly warmUp: readonly string[];
+  readonly timed: readonly string[];
+  readonly rounds: {
+    readonly cpuMsPerNode: number;
+    readonly wallMsPerNode: number;
+    readonly roundsMsPerNode: readonly number[];
+  };
+}
+
+/** A fresh engine's warm-up, then its timed nodes in rounds: the median round's CPU and wall ms per node. */
+function timeRounds(fleet: Fleet, options: YardstickOptions): TimedRounds {
   const engine = GenerationEngine.fromFleet(fleet);
   const nodeIds = engine.compiled.nodeIds;
+  const wanted = (options.timedNodes ?? TIMED_NODES) * ROUNDS;
+  // Nodes left untouched for the paced figure, which times nodes the engine has not computed yet.
+  const paced = (options.pacedSlices ?? PACED_SLICES) * (options.pacedSliceNodes ?? PACED_SLICE_NODES);
   // A small fleet keeps at least half of its nodes to time.
-  const warmUp = nodeIds.slice(
-    0,
-    Math.min(options.warmUpNodes ?? WARM_UP_NODES, Math.floor(nodeIds.length / 2)),
+  const half = Math.floor(nodeIds.length / 2);
+  const leastWarmUp = Math.min(options.warmUpNodes ?? WARM_UP_NODES, half);
+  const mostWarmUp = Math.max(
+    leastWarmUp,
+    Math.min(options.maxWarmUpNodes ?? MAX_WARM_UP_NODES, half, nodeIds.length - wanted - paced),
   );
-  const timed = spread(nodeIds.slice(warmUp.length), (options.timedNodes ?? TIMED_NODES) * ROUNDS);
+  const cached = new Set<string>();
+  const warmUp = warmUpUntilSettled(engine, nodeIds, leastWarmUp, mostWarmUp, cached);
+  const timed = spread(nodeIds.slice(warmUp.length), wanted);
   // A fresh engine owns every node and holds no result, but a node must not be skipped as unchanged.
   engine.forceRegeneration(timed);
-  const cached = new Set<string>();
-  materialise(engine, warmUp, cached);
   // Rounds of different nodes, the median kept: one round moves with a collection or a neighbour's burst.
   const rounds = Array.from({ length: ROUNDS }, (_, round) =>
     timed.filter((_nodeId, index) => index % ROUNDS === round),
@@ -93,31 +178,43 @@ export function measureYardstick(fleet: Fleet, options: YardstickOptions = {}): 
     return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
   };
   const perNode = (ms: number): number => round(ms, 4);
-  const engineMsPerNode = perNode(median(measured.map((figures) => figures.cpuMs)));
-  const timedOrWarm = new Set([...warmUp, ...timed]);
-  const untouched = nodeIds.filter((nodeId) => !timedOrWarm.has(nodeId));
-  // A small fleet has none left: its timed nodes then, their files known already (a cheaper figure).
-  const paced = measurePaced(engine, untouched.length > 0 ? untouched : timed, cached, options);
   return {
-    engineMsPerNode,
-    engineWallMsPerNode: perNode(median(measured.map((figures) => figures.wallMs))),
-    roundsMsPerNode: measured.map((figures) => perNode(figures.cpuMs)),
-    nodesTimed: timed.length,
-    warmUpNodes: warmUp.length,
-    method:
-      `engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now(), stored }) on a fresh GenerationEngine ` +
-      `of the validated fleet, as the generator's loop calls it (stored: the digests handed out before, as its cache holds them), ` +
-      `single-threaded in the bench process before any service starts: ${timed.length} nodes spread over the fleet ` +
-      `in ${rounds.length} rounds after ${warmUp.length} warm-up nodes; the median round's CPU time per node ` +
-      `(process.cpuUsage), its wall time beside it.`,
-    paced: {
-      engineMsPerNode: perNode(paced.cpuMs),
-      timesRuler: engineMsPerNode > 0 ? round(paced.cpuMs / engineMsPerNode, 2) : 0,
-      slices: paced.slices,
-      nodesPerSlice: paced.nodesPerSlice,
-      pauseMs: paced.pauseMs,
+    engine,
+    cached,
+    warmUp,
+    timed,
+    rounds: {
+      cpuMsPerNode: perNode(median(measured.map((figures) => figures.cpuMs))),
+      wallMsPerNode: perNode(median(measured.map((figures) => figures.wallMs))),
+      roundsMsPerNode: measured.map((figures) => perNode(figures.cpuMs)),
     },
   };
+}
+
+/**
+ * Materialises the first nodes, a block at a time, until at least `least` and either `most` or two
+ * blocks in a row within WARM_UP_SETTLED of each other's CPU per node. Says which nodes it took.
+ */
+function warmUpUntilSettled(
+  engine: GenerationEngine,
+  nodeIds: readonly string[],
+  least: number,
+  most: number,
+  cached: Set<string>,
+): readonly string[] {
+  let done = 0;
+  let previous = Number.POSITIVE_INFINITY;
+  while (done < most) {
+    const block = nodeIds.slice(done, Math.min(most, done + WARM_UP_BLOCK));
+    const before = process.cpuUsage();
+    materialise(engine, block, cached);
+    const spent = process.cpuUsage(before);
+    done += block.length;
+    const perNode = (spent.user + spent.system) / block.length;
+    if (done >= least && Math.abs(perNode - previous) <= WARM_UP_SETTLED * previous) break;
+    previous = perNode;
+  }
+  return nodeIds.slice(0, done);
 }
 
 /**
