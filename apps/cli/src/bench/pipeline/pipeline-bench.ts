@@ -213,7 +213,12 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   };
   const markPhase = async (name: string): Promise<void> => {
     await infrastructureWatch.refresh();
-    phases.push({ name, cpu: sampler.startPhase(name), wakeUps: sampler.wakeUps() });
+    phases.push({
+      name,
+      cpu: sampler.startPhase(name),
+      helperCpu: sampler.helperThreadsCpuSeconds(),
+      wakeUps: sampler.wakeUps(),
+    });
   };
 
   let succeeded = false;
@@ -832,6 +837,8 @@ export function parentRequests(
 interface Phase {
   readonly name: string;
   readonly cpu: Map<string, number>;
+  /** CPU seconds of threads other than the main one (see `ProcessSampler.helperThreadsCpuSeconds`). */
+  readonly helperCpu: Map<string, number>;
   readonly wakeUps: Map<string, number>;
 }
 
@@ -847,6 +854,7 @@ function processReports(
     const exact: Record<string, number> = {};
     const rssByPhase: Record<string, number> = {};
     const wakeUpsByPhase: Record<string, number> = {};
+    const helperByPhase: Record<string, number> = {};
     for (let index = 0; index + 1 < phases.length; index++) {
       const phase = phases[index] as Phase;
       const next = phases[index + 1] as Phase;
@@ -858,6 +866,8 @@ function processReports(
         0,
         (next.wakeUps.get(figures.name) ?? 0) - (phase.wakeUps.get(figures.name) ?? 0),
       );
+      const helper = (next.helperCpu.get(figures.name) ?? 0) - (phase.helperCpu.get(figures.name) ?? 0);
+      helperByPhase[phase.name] = Math.round(Math.max(0, helper) * 100) / 100;
       const rss = figures.peakRssMiBByPhase[phase.name];
       if (rss !== undefined) rssByPhase[phase.name] = rss;
     }
@@ -868,6 +878,7 @@ function processReports(
       peakRssMiBByPhase: rssByPhase,
       cpuSeconds: figures.cpuSeconds,
       cpuSecondsByPhase: byPhase,
+      helperThreadsCpuSecondsByPhase: helperByPhase,
       wakeUpsByPhase,
       steadyWakeUpsPerNodeChange:
         work.nodeChanges > 0

@@ -22,6 +22,7 @@ interface Member {
   peakRssKiB: number;
   rssKiB: number;
   cpuSeconds: number;
+  mainThreadCpuSeconds: number;
   wakeUps: number;
   gone: boolean;
 }
@@ -143,7 +144,15 @@ export class ProcessSampler {
       this.watched.set(name, watched);
     }
     if (watched.members.has(pid)) return;
-    watched.members.set(pid, { pid, peakRssKiB: 0, rssKiB: 0, cpuSeconds: 0, wakeUps: 0, gone: false });
+    watched.members.set(pid, {
+      pid,
+      peakRssKiB: 0,
+      rssKiB: 0,
+      cpuSeconds: 0,
+      mainThreadCpuSeconds: 0,
+      wakeUps: 0,
+      gone: false,
+    });
     this.read(watched);
   }
 
@@ -200,6 +209,17 @@ export class ProcessSampler {
     return new Map([...this.watched.values()].map((watched) => [watched.name, cpuOf(watched)]));
   }
 
+  /**
+   * CPU seconds of each process's other threads so far, by name: V8's compiler and collector
+   * helpers and libuv's pool, whose work a `--cpu-prof` profile (the main thread's) does not show.
+   */
+  helperThreadsCpuSeconds(): Map<string, number> {
+    this.sample();
+    return new Map(
+      [...this.watched.values()].map((watched) => [watched.name, cpuOf(watched) - mainThreadCpuOf(watched)]),
+    );
+  }
+
   private read(watched: Watched): void {
     let rssKiB = 0;
     let live = 0;
@@ -211,6 +231,9 @@ export class ProcessSampler {
         member.rssKiB = statusField(status, 'VmRSS');
         member.peakRssKiB = Math.max(member.peakRssKiB, statusField(status, 'VmHWM'), member.rssKiB);
         member.cpuSeconds = stat.cpuTicks / TICKS_PER_SECOND;
+        member.mainThreadCpuSeconds =
+          parseStat(readFileSync(`/proc/${member.pid}/task/${member.pid}/stat`, 'utf8')).cpuTicks /
+          TICKS_PER_SECOND;
         // The process's status is its main thread's (the thread group leader's): the event loop's.
         member.wakeUps = countField(status, 'voluntary_ctxt_switches');
       } catch {
@@ -239,6 +262,12 @@ export class ProcessSampler {
 function wakeUpsOf(watched: Watched): number {
   let total = 0;
   for (const member of watched.members.values()) total += member.wakeUps;
+  return total;
+}
+
+function mainThreadCpuOf(watched: Watched): number {
+  let total = 0;
+  for (const member of watched.members.values()) total += member.mainThreadCpuSeconds;
   return total;
 }
 

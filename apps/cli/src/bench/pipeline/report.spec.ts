@@ -20,6 +20,7 @@ function processOf(
     peakRssMiBByPhase: { import: 250, steady: 280 },
     cpuSeconds: importSeconds + steadySeconds,
     cpuSecondsByPhase: { import: importSeconds, steady: steadySeconds, drain: 0 },
+    helperThreadsCpuSecondsByPhase: { import: importSeconds / 4, steady: steadySeconds / 2, drain: 0 },
     wakeUpsByPhase: { import: 400, steady: 900, drain: 100 },
     steadyWakeUpsPerNodeChange: 1,
     ...perNodeCost({ importSeconds, steadySeconds }, work, 0.5),
@@ -159,6 +160,14 @@ describe('formatPipelineTable', () => {
     expect(text).toMatch(/process\s+peak RSS MiB\s+MiB import\s+MiB steady\s+MiB drain/);
     expect(text).toMatch(/config-service\s+300\s+250\s+280\s+-/);
     expect(text).not.toContain('scale-out');
+  });
+
+  it("gives each service's CPU off the main thread by phase, and its share of the phase", () => {
+    const text = formatPipelineTable(reportWith(1));
+    expect(text).toMatch(/CPU s off the main thread\s+import\s+steady\s+drain/);
+    // config-service: 5 s of import, 2 s of steady; a quarter and a half of them off the main thread.
+    expect(text).toMatch(/config-service\s+1\.3 \(25%\)\s+1\.0 \(50%\)\s+0\.0/);
+    expect(text).not.toMatch(/bench \(this process\)\s+\d+\.\d \(\d+%\)/);
   });
 
   it("counts each process's main-thread wake-ups by phase, and per node change in the steady ones", () => {

@@ -14,6 +14,11 @@ export interface ProcessReport extends PerNodeCost {
   readonly cpuSeconds: number;
   readonly cpuSecondsByPhase: Readonly<Record<string, number>>;
   /**
+   * The part of each phase's CPU seconds spent off the main thread: V8's compiler and garbage
+   * collector helpers, libuv's pool. A `--cpu-prof` profile samples the main thread only.
+   */
+  readonly helperThreadsCpuSecondsByPhase: Readonly<Record<string, number>>;
+  /**
    * Times the main thread was woken (voluntary context switches) within each phase, and those of the
    * steady phases per node change (null: no node changed): what the fixed costs of a batch grow with.
    */
@@ -315,6 +320,21 @@ export function formatPipelineTable(report: PipelineReport): string {
         }),
       ]),
     ),
+    '',
+    ...table(
+      ['CPU s off the main thread', ...phases],
+      report.processes
+        .filter((process) => process.role === 'service')
+        .map((process) => [
+          process.name,
+          ...phases.map((phase) => {
+            const helper = process.helperThreadsCpuSecondsByPhase[phase] ?? 0;
+            const all = process.cpuSecondsByPhase[phase] ?? 0;
+            return all > 0 ? `${helper.toFixed(1)} (${Math.round((helper / all) * 100)}%)` : '0.0';
+          }),
+        ]),
+    ),
+    "(V8's compiler and collector helpers, libuv's pool: not in a --cpu-prof profile, which samples the main thread)",
     '',
     ...table(
       ['main-thread wake-ups', ...phases, 'per node change (steady + drain)'],
