@@ -36,7 +36,7 @@ export interface PacedYardstick {
 }
 
 export interface YardstickOptions {
-  /** The least warm-up (default 1,000 nodes); it goes on in blocks until the engine's pace settles. */
+  /** The least warm-up (default 3,000 nodes); it goes on in blocks until the engine's pace settles. */
   readonly warmUpNodes?: number;
   /** The most warm-up (default 4,000 nodes). */
   readonly maxWarmUpNodes?: number;
@@ -47,13 +47,15 @@ export interface YardstickOptions {
   readonly pacedPauseMs?: number;
 }
 
-const WARM_UP_NODES = 1_000;
+const WARM_UP_NODES = 3_000;
 const MAX_WARM_UP_NODES = 4_000;
 /**
  * The warm-up goes on a block at a time until a block costs within WARM_UP_SETTLED of the one
- * before it: a fresh process's engine costs ~3× its settled pace over its first thousand nodes and
- * ~1.5× over the next (the compiler's threads, counted in the process's CPU, still at work), and a
- * ruler timed on those would flatter every multiple of it.
+ * before it: a fresh process's engine costs ~3× its settled pace over its first thousand nodes,
+ * ~1.5× over the next and settles over the third (the compiler's threads, counted in the process's
+ * CPU, at work meanwhile), and a ruler timed on those would flatter every multiple of it. Two blocks
+ * that agree earlier than that are no proof: they did, at 2,000 nodes, with the next round still 30%
+ * above the settled pace.
  */
 const WARM_UP_BLOCK = 500;
 const WARM_UP_SETTLED = 0.1;
