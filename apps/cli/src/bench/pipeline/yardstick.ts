@@ -93,8 +93,8 @@ export function measureYardstick(fleet: Fleet, options: YardstickOptions = {}): 
       `engine.regenerateNode(nodeId, { materialise: true, generatedAt: Date.now(), stored }) on a fresh GenerationEngine ` +
       `of the validated fleet, as the generator's loop calls it (stored: the digests handed out before, as its cache holds them), ` +
       `single-threaded in the bench process before any service starts: ${timed.length} nodes spread over the fleet ` +
-      `in ${rounds.roundsMsPerNode.length} rounds after ${warmUp.length} warm-up nodes (blocks of ${WARM_UP_BLOCK} until two in a row ` +
-      `cost within ${WARM_UP_SETTLED * 100}% of each other); the median round's CPU time per node ` +
+      `in ${rounds.roundsMsPerNode.length} rounds after ${warmUp.length} warm-up nodes (at least ${options.warmUpNodes ?? WARM_UP_NODES} or half the fleet, ` +
+      `then blocks of ${WARM_UP_BLOCK} until two in a row cost within ${WARM_UP_SETTLED * 100}% of each other); the median round's CPU time per node ` +
       `(process.cpuUsage), its wall time beside it.`,
     paced: {
       engineMsPerNode: round(paced.cpuMs, 4),
