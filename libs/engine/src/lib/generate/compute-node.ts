@@ -14,6 +14,7 @@ import { inheritProperties } from '../properties/inherit';
 import { ORDERING_PROPERTY } from '../validation/validate';
 import type { CompiledFleet } from '../index/fleet-index';
 import type { GenerateOptions, NodeError } from './types';
+import { mapList } from '../model/lists';
 
 /** One directive's values in a policy, every technique parameter filled and expanded, and its mode. */
 export interface ResolvedInstance {
@@ -78,7 +79,7 @@ export function computeNode(
   for (const policy of formed.policies) {
     instances.set(
       policy.id,
-      policy.drafts.map((draft) => {
+      mapList(policy.drafts, (draft) => {
         missing.push(...missingParameters(draft));
         const resolved = resolveValues(draft, context);
         unknown.push(...resolved.unknown);
@@ -171,7 +172,7 @@ const draftValues = new WeakMap<Draft, readonly DraftValue[]>();
 function valuesOfDraft(draft: Draft): readonly DraftValue[] {
   let values = draftValues.get(draft);
   if (!values) {
-    values = sortedParameters(draft).map((parameter) => {
+    values = mapList(sortedParameters(draft), (parameter) => {
       const given = draft.directive.parameters[parameter.name] ?? parameter.default;
       return {
         name: parameter.name,
@@ -187,17 +188,18 @@ function valuesOfDraft(draft: Draft): readonly DraftValue[] {
 /** Required parameters a directive leaves unset: the node fails whatever it is. */
 export function missingParameters(draft: Draft): NodeError[] {
   const { directive, technique, rule } = draft;
-  return sortedParameters(draft)
-    .filter(
+  return mapList(
+    sortedParameters(draft).filter(
       (parameter) =>
         parameter.required && (directive.parameters[parameter.name] ?? parameter.default) === undefined,
-    )
-    .map((parameter) => ({
+    ),
+    (parameter) => ({
       code: 'MISSING_PARAMETER',
       message: `Directive[${directive.id}] does not set the required parameter ${parameter.name} of technique ${technique.id} ${technique.version}`,
       directiveIds: [directive.id],
       ruleIds: [rule.id],
-    }));
+    }),
+  );
 }
 
 /** Whether a draft's values depend on the node (hold a generation-time reference). */

@@ -23,6 +23,7 @@ import type {
   NodeError,
   PolicyManifest,
 } from './types';
+import { mapList } from '../model/lists';
 
 export const MANIFEST_FILE = 'policy-manifest.json';
 export { GENERATED_AT_FILE };
@@ -135,7 +136,7 @@ export function bundleOf(
     computation.status === 'ok'
       ? renderNodeFiles(computation, options.generatedAt ?? 0)
       : new Map<string, string>();
-  const files = [...rendered].map(([path, content]) => bundleFile(path, content));
+  const files = mapList([...rendered], ([path, content]) => bundleFile(path, content));
   const tooLarge = bundleSizeError(
     files.filter((file) => file.path !== GENERATED_AT_FILE),
     maxBundleBytes,
@@ -203,7 +204,7 @@ export function assembleBundle<File extends FileDigest>(
     ordering: parts.ordering,
     policies: parts.policies,
     properties: parts.properties,
-    files: files.map((file) => ({ path: file.path, sha256: file.sha256 })),
+    files: mapList(files, (file) => ({ path: file.path, sha256: file.sha256 })),
     hash,
   };
   const manifestPartsText = manifestParts(manifest);
@@ -224,28 +225,35 @@ export function manifestPolicies(
   edges: readonly PolicyEdge[],
   basis: NodeModeBasis,
 ): ManifestPolicy[] {
-  return policies.map((policy) => {
-    const modes = policy.drafts.map((draft) => directiveMode(basis, draft.directive));
+  return mapList(policies, (policy) => {
+    const modes = mapList(policy.drafts, (draft) => directiveMode(basis, draft.directive));
     return {
       id: policy.id,
       technique: { id: policy.technique.id, version: policy.technique.version },
       generation: policy.kind,
       bundle: policyBundleName(policy),
       mode: policyModeOf(modes),
-      directives: policy.drafts.map((draft, index) => ({
+      directives: mapList(policy.drafts, (draft, index) => ({
         id: draft.directive.id,
         rule: draft.rule.id,
         priority: draft.directive.priority,
         mode: (modes[index] as DirectiveMode).mode,
         modeSource: (modes[index] as DirectiveMode).source,
       })),
-      overridden: policy.overridden.map((draft) => ({
+      overridden: mapList(policy.overridden, (draft) => ({
         id: draft.directive.id,
         rule: draft.rule.id,
         priority: draft.directive.priority,
         by: draft.by,
       })),
-      after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
+      after: [
+        ...new Set(
+          mapList(
+            edges.filter((edge) => edge.to === policy.id),
+            (edge) => edge.from,
+          ),
+        ),
+      ].sort(),
       skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
     };
   });

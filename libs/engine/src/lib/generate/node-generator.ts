@@ -59,6 +59,7 @@ import type {
   NodeError,
   StoredDigests,
 } from './types';
+import { flatMapList, mapList } from '../model/lists';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
 export interface NodeResult {
@@ -394,7 +395,7 @@ export class NodeGenerator {
         return;
       }
       const expanded: NodeError[] = [];
-      const instances = entry.policy.drafts.map((draft, draftIndex) => {
+      const instances = mapList(entry.policy.drafts, (draft, draftIndex) => {
         const resolved = resolveValues(draft, context);
         expanded.push(...resolved.unknown);
         return { values: resolved.values, mode: modes.of(draftIndex) };
@@ -408,7 +409,7 @@ export class NodeGenerator {
       if (own.dynamic.size >= MAX_DYNAMIC_PER_NODE) own.dynamic.clear();
       own.dynamic.set(entry, {
         key,
-        files: files.map(digestOf),
+        files: mapList(files, digestOf),
         unknown: expanded,
       });
     });
@@ -461,7 +462,7 @@ export class NodeGenerator {
         // Made again each time: most plans serve one node, and kept they would outweigh the plan.
         // The policies with their directives as they are now (a plan keeps those it was built with).
         policies: manifestPolicies(
-          plan.applyOrder.map((index) => (values[index] as PolicyValues).policy),
+          mapList(plan.applyOrder, (index) => (values[index] as PolicyValues).policy),
           plan.edges,
           modeBasis,
         ),
@@ -506,7 +507,7 @@ export class NodeGenerator {
 
   private levelsOf(node: FleetNode): Levels {
     const groups = levelGroups(this.compiled, this.compiled.groupsOfNode.get(node.id) ?? []);
-    const key = groups.map((group) => group.id).join(LEVEL_KEY_SEPARATOR);
+    const key = mapList(groups, (group) => group.id).join(LEVEL_KEY_SEPARATOR);
     let levels = this.levels.get(key);
     if (!levels || !this.isCurrentLevels(levels)) {
       levels = {
@@ -618,7 +619,7 @@ export class NodeGenerator {
       return policies;
     });
     const formation = formed.policies;
-    const facts = formation.map(factsOf);
+    const facts = mapList(formation, factsOf);
     const graph = buildPolicyGraph(
       formation,
       compiled.directives,
@@ -635,10 +636,10 @@ export class NodeGenerator {
     let planned: PlannedPolicy[];
     if (graph.edges.length === 0) {
       // No relationship, no refresh: each policy plans the same in every plan it is part of.
-      planned = facts.map((fact) => fact.unrelated);
+      planned = mapList(facts, (fact) => fact.unrelated);
     } else {
       const contexts = policyContexts(ordered.order, graph.edges);
-      planned = formation.map((policy) => {
+      planned = mapList(formation, (policy) => {
         const context = contexts.get(policy.id) as PolicyContext;
         return {
           policy,
@@ -650,7 +651,7 @@ export class NodeGenerator {
     const formationIndex = new Map<FormedPolicy, number>();
     formation.forEach((policy, index) => formationIndex.set(policy, index));
     const applyOrder = ordered.order.map((policy) => formationIndex.get(policy) as number);
-    const shapes = applyOrder.map((index) => (facts[index] as PolicyFacts).shape);
+    const shapes = mapList(applyOrder, (index) => (facts[index] as PolicyFacts).shape);
     let csv = '';
     for (const shape of shapes) csv += shape.csv;
     return {
@@ -658,7 +659,7 @@ export class NodeGenerator {
       ruleIds: [...ruleIds],
       builtAt: this.epoch,
       checkedAt: this.epoch,
-      policies: applyOrder.map((index) => planned[index] as PlannedPolicy),
+      policies: mapList(applyOrder, (index) => planned[index] as PlannedPolicy),
       formation: planned,
       applyOrder,
       edges: graph.edges,
@@ -697,8 +698,8 @@ export class NodeGenerator {
   /** The plan's policies with their current values, looked up once per plan and change. */
   private planValues(plan: NodePlan): { readonly entries: readonly PolicyValues[]; readonly key: string } {
     if (plan.values?.epoch === this.epoch) return plan.values;
-    const entries = plan.formation.map((planned) => this.valuesOf(planned.policy));
-    plan.values = { epoch: this.epoch, entries, key: entries.map((entry) => entry.key).join(',') };
+    const entries = mapList(plan.formation, (planned) => this.valuesOf(planned.policy));
+    plan.values = { epoch: this.epoch, entries, key: mapList(entries, (entry) => entry.key).join(',') };
     return plan.values;
   }
 
@@ -708,7 +709,7 @@ export class NodeGenerator {
     if (checked?.checkedAt === this.epoch) return checked;
     let same = true;
     let key = '';
-    const directives = policy.drafts.map((draft) => {
+    const directives = mapList(policy.drafts, (draft) => {
       const current = this.compiled.directives.get(draft.directive.id) ?? draft.directive;
       if (current !== draft.directive) same = false;
       key += `${this.serialOf(current)}.`;
@@ -722,7 +723,7 @@ export class NodeGenerator {
       ? policy
       : {
           ...policy,
-          drafts: policy.drafts.map((draft, index) => ({
+          drafts: mapList(policy.drafts, (draft, index) => ({
             ...draft,
             directive: directives[index] as Directive,
           })),
@@ -732,11 +733,11 @@ export class NodeGenerator {
       key,
       policy: current,
       dynamic,
-      references: dynamic ? current.drafts.flatMap(referencesOfDraft) : [],
+      references: dynamic ? flatMapList(current.drafts, referencesOfDraft) : [],
       unique: current.drafts.some((draft) =>
         IDENTITY_REFERENCE.test(JSON.stringify(draft.directive.parameters)),
       ),
-      missing: current.drafts.flatMap(missingParameters),
+      missing: flatMapList(current.drafts, missingParameters),
       ownModes: current.drafts.some((draft) => draft.directive.policyMode !== undefined),
       files: new Map(),
       checkedAt: this.epoch,
@@ -755,7 +756,7 @@ export class NodeGenerator {
     const key = modes.key === ENFORCE.key ? planned.contextKey : `${planned.contextKey}\u0000${modes.key}`;
     let files = entry.files.get(key);
     if (!files) {
-      const instances = entry.policy.drafts.map((draft, index) => ({
+      const instances = mapList(entry.policy.drafts, (draft, index) => ({
         values: resolveValues(draft, undefined).values,
         mode: modes.of(index),
       }));
@@ -776,9 +777,9 @@ export class NodeGenerator {
       policy.id,
       policy.kind,
       contextKeyOf(context),
-      instances.map((instance) => instance.mode ?? 'enforce').join(','),
+      mapList(instances, (instance) => instance.mode ?? 'enforce').join(','),
       // Equal texts mean equal values, key order included: all a cache key needs, cheaper than canonical.
-      JSON.stringify(instances.map((instance) => instance.values)),
+      JSON.stringify(mapList(instances, (instance) => instance.values)),
     ].join('\u0000');
     let files = this.rendered.get(key);
     if (!files) {
@@ -824,10 +825,10 @@ function shapeOf(policy: FormedPolicy): PolicyShape {
 /** promises.cf and rudder-directives.csv of a plan, with their contents unless held (`stored`). */
 function planFiles(plan: NodePlan, stored: StoredDigests | undefined): BundleEntry[] {
   if (stored?.(plan.promises.sha256) && stored(plan.csv.sha256)) return [plan.promises, plan.csv];
-  const planShapes = plan.policies.map((planned) => shapeOf(planned.policy));
+  const planShapes = mapList(plan.policies, (planned) => shapeOf(planned.policy));
   return [
     { ...plan.promises, content: quotedPromisesCfOf(planShapes) },
-    { ...plan.csv, content: planShapes.map((shape) => shape.csv).join('') },
+    { ...plan.csv, content: mapList(planShapes, (shape) => shape.csv).join('') },
   ];
 }
 
@@ -856,7 +857,7 @@ const AUDIT = uniformModes('audit');
 
 function modesOf(entry: PolicyValues, basis: NodeModeBasis): InstanceModes {
   if (basis.fixed || !entry.ownModes) return basis.mode === 'enforce' ? ENFORCE : AUDIT;
-  const modes = entry.policy.drafts.map((draft) => directiveMode(basis, draft.directive).mode);
+  const modes = mapList(entry.policy.drafts, (draft) => directiveMode(basis, draft.directive).mode);
   return { key: modes.join(','), of: (draftIndex) => modes[draftIndex] ?? basis.mode };
 }
 
@@ -865,7 +866,9 @@ function renderFiles(
   instances: readonly RenderInstance[],
   context: PolicyContext,
 ): BundleFile[] {
-  return renderPolicy(policy, instances, context).files.map(([path, content]) => bundleFile(path, content));
+  return mapList(renderPolicy(policy, instances, context).files, ([path, content]) =>
+    bundleFile(path, content),
+  );
 }
 
 const NO_MODES: Readonly<Record<string, string>> = {};

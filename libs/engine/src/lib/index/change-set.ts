@@ -1,6 +1,7 @@
 import type { Fleet, FleetCollection, Relationship, Settings } from '../model/fleet';
 import { FLEET_COLLECTIONS } from '../model/fleet';
 import type { Json } from '../model/json';
+import { mapList } from '../model/lists';
 
 /** The collections whose entities are deleted by id alone. */
 export const ID_COLLECTIONS = [
@@ -30,7 +31,7 @@ export function relationshipKey(relationship: { from: string; to: string; kind: 
 
 export function emptyChangeSet(): ParsedChangeSet {
   const none = <T>(keys: readonly string[]): T =>
-    Object.fromEntries(keys.map((key) => [key, []])) as unknown as T;
+    Object.fromEntries(mapList(keys, (key) => [key, []])) as unknown as T;
   return {
     upsert: {
       ...none<ParsedChangeSet['upsert']>(Object.keys(FLEET_COLLECTIONS)),

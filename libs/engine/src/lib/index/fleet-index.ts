@@ -36,6 +36,7 @@ import {
   groupReferences,
   targetSelects,
 } from './targets';
+import { flatMapList, mapList } from '../model/lists';
 
 /** A validated configuration with the indexes generation needs (memberships, lookups). */
 export interface CompiledFleet {
@@ -196,7 +197,7 @@ export class FleetIndex implements CompiledFleet {
     return inKeyOrder({
       settings: this.settings,
       parameters: this.parameters,
-      techniques: [...this.techniques.values()].flatMap((versions) => [...versions.values()]),
+      techniques: flatMapList([...this.techniques.values()], (versions) => [...versions.values()]),
       directives: [...this.directives.values()],
       relationships: this.relationships,
       rules: [...this.rules.values()],
@@ -252,7 +253,7 @@ export class FleetIndex implements CompiledFleet {
     const changedRelationships: Relationship[] = [];
     if (change.upsert.relationships.length > 0 || change.delete.relationships.length > 0) {
       const byKey = new Map(
-        this.relationships.map((relationship) => [relationshipKey(relationship), relationship]),
+        mapList(this.relationships, (relationship) => [relationshipKey(relationship), relationship]),
       );
       for (const relationship of change.delete.relationships) {
         const key = relationshipKey(relationship);
@@ -471,7 +472,7 @@ export class FleetIndex implements CompiledFleet {
     if (settingsChanged) for (const nodeId of this.nodes.keys()) affected.add(nodeId);
 
     for (const nodeId of removed) affected.delete(nodeId);
-    const upserted = new Set(evaluatedNodes.map((node) => node.id));
+    const upserted = new Set(mapList(evaluatedNodes, (node) => node.id));
     for (const nodeId of affected) {
       // An ignored node gets nothing whatever its inputs: only its own change can reach it.
       if (this.nodes.get(nodeId)?.state === 'ignored' && !upserted.has(nodeId)) affected.delete(nodeId);
@@ -795,9 +796,9 @@ function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string>): bo
 /** Whether two versions of a directive differ in their parameter values only. */
 function onlyValuesDiffer(before: Directive, after: Directive): boolean {
   const relations = (directive: Directive): string =>
-    [directive.before, directive.require, directive.notify, directive.subscribe]
-      .map((ids) => ids.join(' '))
-      .join('|');
+    mapList([directive.before, directive.require, directive.notify, directive.subscribe], (ids) =>
+      ids.join(' '),
+    ).join('|');
   return (
     before.name === after.name &&
     before.technique === after.technique &&

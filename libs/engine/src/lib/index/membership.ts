@@ -3,6 +3,7 @@ import type { Json } from '../model/json';
 import { canonicalJson } from '../model/json';
 import { matchesCriterion, valueAtPath } from '../targeting/criteria';
 import { compareCodeUnits } from '../text/compare';
+import { flatMapList, mapList } from '../model/lists';
 
 export function criteriaList(group: Group): readonly Criterion[] {
   const criteria = group.criteria;
@@ -13,12 +14,12 @@ export function criteriaList(group: Group): readonly Criterion[] {
 /** Parents of a subgroup: the groups named by `{group}` criteria inside an `all`. */
 export function parentGroups(group: Group): string[] {
   if (!group.criteria || !('all' in group.criteria)) return [];
-  return group.criteria.all.flatMap((criterion) => ('group' in criterion ? [criterion.group] : []));
+  return flatMapList(group.criteria.all, (criterion) => ('group' in criterion ? [criterion.group] : []));
 }
 
 /** Every group a group's criteria name, in `all` or `any`: its membership depends on theirs. */
 export function referencedGroups(group: Group): string[] {
-  return criteriaList(group).flatMap((criterion) => ('group' in criterion ? [criterion.group] : []));
+  return flatMapList(criteriaList(group), (criterion) => ('group' in criterion ? [criterion.group] : []));
 }
 
 /** Groups ordered so that every group comes after the groups its criteria name (validated acyclic). */
@@ -155,7 +156,7 @@ export class ValueIndex {
             : op === 'gt'
               ? sorted.slice(below(true))
               : sorted.slice(below(false));
-      const ids = range.map((entry) => entry.id);
+      const ids = mapList(range, (entry) => entry.id);
       return {
         ids: strings.size === 0 ? ids : [...ids, ...strings],
         size: ids.length + strings.size,
@@ -390,14 +391,14 @@ export function evaluateMembers(
         smallest = entry;
     if (smallest) {
       // A node the smallest set holds meets the other criteria with an exact set when those hold it.
-      const checks = found.flatMap((entry): ((nodeId: string, node: FleetNode) => boolean)[] => {
+      const checks = flatMapList(found, (entry): ((nodeId: string, node: FleetNode) => boolean)[] => {
         const entryCandidates = entry.candidates;
         if (entry === smallest && entryCandidates?.exact) return [];
         if (entryCandidates?.exact && entryCandidates.ids instanceof Set) {
           const ids = entryCandidates.ids;
           return [(nodeId) => ids.has(nodeId)];
         }
-        return entry.criteria.map((criterion) => (_nodeId, node) => meets(criterion, node, context));
+        return mapList(entry.criteria, (criterion) => (_nodeId, node) => meets(criterion, node, context));
       });
       const ids = (smallest.candidates as Candidates).ids;
       // The indexes hold only nodes of the fleet: an exact set needing no other check is the answer.

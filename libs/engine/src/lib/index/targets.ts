@@ -1,4 +1,5 @@
 import type { FleetNode, Group, Target } from '../model/fleet';
+import { flatMapList, mapList } from '../model/lists';
 
 export interface TargetContext {
   readonly nodeIds: readonly string[];
@@ -19,10 +20,10 @@ export function disabledGroupIn(target: Target, groups: ReadonlyMap<string, Grou
 
 export function groupReferences(target: Target): string[] {
   if (typeof target === 'string') return target.startsWith('group:') ? [target.slice(6)] : [];
-  if (Array.isArray(target)) return target.flatMap(groupReferences);
+  if (Array.isArray(target)) return flatMapList(target, groupReferences);
   const composite = target as Composite;
-  if ('or' in composite) return composite.or.flatMap(groupReferences);
-  if ('and' in composite) return composite.and.flatMap(groupReferences);
+  if ('or' in composite) return flatMapList(composite.or, groupReferences);
+  if ('and' in composite) return flatMapList(composite.and, groupReferences);
   return [
     ...groupReferences(composite.include),
     ...(composite.exclude ? groupReferences(composite.exclude) : []),
@@ -54,13 +55,15 @@ export function evaluateTarget(target: Target, context: TargetContext): Set<stri
     const server = target.slice('policyServer:'.length);
     return new Set(context.nodeIds.filter((nodeId) => context.nodes.get(nodeId)?.policyServer === server));
   }
-  if (Array.isArray(target)) return union(target.map((inner: Target) => evaluateTarget(inner, context)));
+  if (Array.isArray(target)) return union(mapList(target, (inner: Target) => evaluateTarget(inner, context)));
   const composite = target as Composite;
-  if ('or' in composite) return union(composite.or.map((inner) => evaluateTarget(inner, context)));
+  if ('or' in composite) return union(mapList(composite.or, (inner) => evaluateTarget(inner, context)));
   if ('and' in composite) {
     // An empty intersection is every node (semantics.md §1).
     if (composite.and.length === 0) return new Set(context.nodeIds);
-    const sets = composite.and.map((inner) => evaluateTarget(inner, context)).sort((a, b) => a.size - b.size);
+    const sets = mapList(composite.and, (inner) => evaluateTarget(inner, context)).sort(
+      (a, b) => a.size - b.size,
+    );
     const [result, ...others] = sets as [Set<string>, ...Set<string>[]];
     for (const set of others) for (const nodeId of result) if (!set.has(nodeId)) result.delete(nodeId);
     return result;

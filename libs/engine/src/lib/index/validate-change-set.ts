@@ -21,6 +21,7 @@ import { emptyChangeSet, ID_COLLECTIONS, relationshipKey } from './change-set';
 import type { FleetIndex } from './fleet-index';
 import { referencedGroups } from './membership';
 import { groupReferences } from './targets';
+import { mapList } from '../model/lists';
 
 export type ChangeSetValidation =
   | { readonly ok: true; readonly change: ParsedChangeSet }
@@ -148,11 +149,11 @@ function checkAgainstState(
   const upserted = {} as Record<FleetCollection, Set<string>>;
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[])
     upserted[collection] = new Set(
-      (change.upsert[collection] as object[]).map((entity) => entityKey(collection, entity)),
+      mapList(change.upsert[collection] as object[], (entity) => entityKey(collection, entity)),
     );
 
   // Deleting what does not exist, or deleting and upserting the same entity, is a mistake to report.
-  const relationshipKeys = new Set(state.relationships.map(relationshipKey));
+  const relationshipKeys = new Set(mapList(state.relationships, relationshipKey));
   for (const [key, path] of deletePaths) {
     const [field, id] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
     const exists =
@@ -205,7 +206,9 @@ function checkAgainstState(
     if (deleted(collection, id)) return false;
     return (state[collection as 'directives'] as ReadonlyMap<string, unknown>).has(id);
   };
-  const relayParents = new Map([...state.relays.values()].map((relay) => [relay.id, relay.policyServer]));
+  const relayParents = new Map(
+    mapList([...state.relays.values()], (relay) => [relay.id, relay.policyServer]),
+  );
   for (const relay of change.upsert.relays) relayParents.set(relay.id, relay.policyServer);
   const view: ReferenceView = {
     known,
@@ -235,9 +238,10 @@ function checkAgainstState(
     );
   };
   const causes = (field: string): [string, PathSegment[]][] =>
-    [...deletePaths]
-      .filter(([key]) => key.startsWith(`${field}:`))
-      .map(([key, path]) => [key.slice(field.length + 1), path]);
+    mapList(
+      [...deletePaths].filter(([key]) => key.startsWith(`${field}:`)),
+      ([key, path]) => [key.slice(field.length + 1), path],
+    );
 
   const techniquesTouched = new Map<string, PathSegment[]>();
   for (const [key, path] of causes('techniques'))
@@ -260,29 +264,29 @@ function checkAgainstState(
     }
     for (const directive of state.directives.values()) {
       const named = [...directive.before, ...directive.require, ...directive.notify, ...directive.subscribe];
-      const cause = named.map((id) => deletedDirectives.get(id)).find((path) => path !== undefined);
+      const cause = mapList(named, (id) => deletedDirectives.get(id)).find((path) => path !== undefined);
       if (cause) recheck('directives', directive, cause);
     }
   }
   const deletedGroups = new Map(causes('groups'));
   if (deletedGroups.size > 0) {
     for (const rule of state.rules.values()) {
-      const cause = groupReferences(rule.targets)
-        .map((id) => deletedGroups.get(id))
-        .find((path) => path !== undefined);
+      const cause = mapList(groupReferences(rule.targets), (id) => deletedGroups.get(id)).find(
+        (path) => path !== undefined,
+      );
       if (cause) recheck('rules', rule, cause);
     }
     for (const group of state.groups.values()) {
-      const cause = referencedGroups(group)
-        .map((id) => deletedGroups.get(id))
-        .find((path) => path !== undefined);
+      const cause = mapList(referencedGroups(group), (id) => deletedGroups.get(id)).find(
+        (path) => path !== undefined,
+      );
       if (cause) recheck('groups', group, cause);
     }
   }
   const deletedNodes = new Map(causes('nodes'));
   if (deletedNodes.size > 0) {
     for (const group of state.groups.values()) {
-      const cause = group.nodes.map((id) => deletedNodes.get(id)).find((path) => path !== undefined);
+      const cause = mapList(group.nodes, (id) => deletedNodes.get(id)).find((path) => path !== undefined);
       if (cause) recheck('groups', group, cause);
     }
   }

@@ -2,6 +2,7 @@ import type { CompiledFleet } from '../index/fleet-index';
 import type { NodeError } from '../generate/types';
 import type { Directive, PolicyGeneration, Rule, Technique } from '../model/fleet';
 import { compareCodeUnits, foldCase } from '../text/compare';
+import { mapList } from '../model/lists';
 
 /** A (rule, directive) pair applied on a node (semantics.md §1). */
 export interface Draft {
@@ -162,14 +163,14 @@ export function formTechniquePolicies(techniqueId: string, group: readonly Draft
       technique: leader.technique,
       kind: 'unique',
       drafts: [leader],
-      overridden: losers.map((draft) => ({ ...draft, by: leader.directive.id })),
+      overridden: mapList(losers, (draft) => ({ ...draft, by: leader.directive.id })),
       positionDraft: smallest(unique.filter((draft) => draft.directive.id === leader.directive.id)),
     });
   }
   if (merged.length > 0) {
     const ordered = firstDraftPerDirective(merged, priorityThenNames);
     const leader = ordered[0] as Draft;
-    if (new Set(ordered.map((draft) => draft.technique.version)).size > 1)
+    if (new Set(mapList(ordered, (draft) => draft.technique.version)).size > 1)
       errors.push(versionConflict(techniqueId, ordered, 'merged in several versions'));
     policies.push({
       id: techniqueId,
@@ -195,20 +196,19 @@ export function formTechniquePolicies(techniqueId: string, group: readonly Draft
 
 function versionConflict(techniqueId: string, drafts: readonly Draft[], how: string): NodeError {
   const ordered = firstDraftPerDirective(drafts, priorityThenNames);
-  const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
+  const versions = [...new Set(mapList(ordered, (draft) => draft.technique.version))].sort(compareCodeUnits);
   return {
     code: 'TECHNIQUE_VERSION_CONFLICT',
     message:
       `Technique ${techniqueId} is used ${how} on this node: ` +
-      versions
-        .map(
-          (version) =>
-            `${version} (${ordered
-              .filter((draft) => draft.technique.version === version)
-              .map((draft) => draft.directive.id)
-              .join(', ')})`,
-        )
-        .join(', '),
-    directiveIds: ordered.map((draft) => draft.directive.id),
+      mapList(
+        versions,
+        (version) =>
+          `${version} (${mapList(
+            ordered.filter((draft) => draft.technique.version === version),
+            (draft) => draft.directive.id,
+          ).join(', ')})`,
+      ).join(', '),
+    directiveIds: mapList(ordered, (draft) => draft.directive.id),
   };
 }

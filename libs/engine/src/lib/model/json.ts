@@ -1,3 +1,4 @@
+import { mapList } from './lists';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
@@ -7,10 +8,10 @@ export function isJsonObject(value: Json | undefined): value is JsonObject {
 
 /** JSON with object keys sorted: the one serialisation used for hashing and comparing values. */
 export function canonicalJson(value: Json): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) return `[${mapList(value, canonicalJson).join(',')}]`;
   if (isJsonObject(value)) {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as Json)}`).join(',')}}`;
+    return `{${mapList(keys, (key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as Json)}`).join(',')}}`;
   }
   return JSON.stringify(value);
 }

@@ -5,6 +5,7 @@ import type { Draft, FormedPolicy } from '../merge/policies';
 import { namesOnly } from '../merge/policies';
 import { insertSorted } from '../index/sorted';
 import { compareCodeUnits } from '../text/compare';
+import { flatMapList, mapList } from '../model/lists';
 
 export type RelationKind = 'before' | 'require' | 'notify' | 'subscribe' | '->' | '~>';
 
@@ -117,7 +118,7 @@ function bothEndsPresent(policies: readonly FormedPolicy[], relationships: Fleet
   if (relationships.length === 0) return false;
   let ends = relationshipEnds.get(relationships);
   if (!ends) {
-    ends = new Set(relationships.flatMap((relationship) => [relationship.from, relationship.to]));
+    ends = new Set(flatMapList(relationships, (relationship) => [relationship.from, relationship.to]));
     relationshipEnds.set(relationships, ends);
   }
   const present = new Set<string>();
@@ -205,9 +206,9 @@ export function orderPolicies(
 ): OrderResult {
   // Without edges the smallest topological order is the sorted order, and there is no cycle.
   if (edges.length === 0) return { order: [...policies].sort(compare), errors: [], onCycle: new Set() };
-  const byId = new Map(policies.map((policy) => [policy.id, policy]));
-  const successors = new Map<string, string[]>(policies.map((policy) => [policy.id, []]));
-  const inDegree = new Map<string, number>(policies.map((policy) => [policy.id, 0]));
+  const byId = new Map(mapList(policies, (policy) => [policy.id, policy]));
+  const successors = new Map<string, string[]>(mapList(policies, (policy) => [policy.id, []]));
+  const inDegree = new Map<string, number>(mapList(policies, (policy) => [policy.id, 0]));
   const compareIds = (a: string, b: string): number =>
     compare(byId.get(a) as FormedPolicy, byId.get(b) as FormedPolicy);
   const seenEdges = new Set<string>();
@@ -222,9 +223,10 @@ export function orderPolicies(
 
   const cycles = findCycles([...byId.keys()].sort(compareIds), (id) => successors.get(id) ?? []);
   if (cycles.length > 0) {
-    const lines = cycles.map(
+    const lines = mapList(
+      cycles,
       (cycle) =>
-        `(${cycle.map((id) => `Directive[${(byId.get(id) as FormedPolicy).positionDraft.directive.id}]`).join(' => ')})`,
+        `(${mapList(cycle, (id) => `Directive[${(byId.get(id) as FormedPolicy).positionDraft.directive.id}]`).join(' => ')})`,
     );
     return {
       order: [...policies].sort(compare),
@@ -232,7 +234,8 @@ export function orderPolicies(
         {
           code: 'DEPENDENCY_CYCLE',
           message: `Found ${cycles.length} dependency ${cycles.length === 1 ? 'cycle' : 'cycles'}:\n${lines.join('\n')}`,
-          directiveIds: [...new Set(cycles.flat())].map(
+          directiveIds: mapList(
+            [...new Set(cycles.flat())],
             (id) => (byId.get(id) as FormedPolicy).positionDraft.directive.id,
           ),
         },
@@ -266,8 +269,8 @@ export function findCycles(
   const components = stronglyConnectedComponents(vertices, successors).filter(
     (component) => component.length > 1,
   );
-  const rank = new Map(vertices.map((vertex, index) => [vertex, index]));
-  const cycles = components.map((component) => {
+  const rank = new Map(mapList(vertices, (vertex, index) => [vertex, index]));
+  const cycles = mapList(components, (component) => {
     const members = new Set(component);
     const start = [...component].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0))[0] as string;
     // Breadth-first from the start, inside the component, back to the start: a shortest cycle.

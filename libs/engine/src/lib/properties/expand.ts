@@ -1,6 +1,7 @@
 import type { Json, JsonObject } from '../model/json';
 import { canonicalJson, isJsonObject } from '../model/json';
 import { asData } from '../render/cfengine';
+import { mapList } from '../model/lists';
 
 /** What a directive's parameter values may refer to at generation time (semantics.md §5). */
 export interface ExpansionContext {
@@ -109,7 +110,7 @@ export function expandReferences(value: Json, context: ExpansionContext): Expans
     if (typeof current === 'string') return expandText(current);
     if (Array.isArray(current)) return current.map(walk);
     if (isJsonObject(current))
-      return Object.fromEntries(Object.entries(current).map(([key, inner]) => [key, walk(inner)]));
+      return Object.fromEntries(mapList(Object.entries(current), ([key, inner]) => [key, walk(inner)]));
     return current;
   };
   return { value: walk(value), unknown };
@@ -122,7 +123,7 @@ function resolveTarget(context: ExpansionContext, target: ParsedReference): Json
 }
 
 function propertyPath(keys: string): string[] {
-  return [...keys.matchAll(/\[([^\]]*)\]/g)].map(([, key]) => (key as string).trim());
+  return mapList([...keys.matchAll(/\[([^\]]*)\]/g)], ([, key]) => (key as string).trim());
 }
 
 function propertyAt(properties: JsonObject, path: readonly string[]): Json | undefined {

@@ -5,6 +5,7 @@ import { DEFAULT_INHERIT_MODE } from '../model/fleet';
 import type { Json, JsonObject } from '../model/json';
 import { isJsonObject, jsonEqual } from '../model/json';
 import { compareCodeUnits } from '../text/compare';
+import { flatMapList, mapList } from '../model/lists';
 
 export type PropertySource =
   | { readonly source: 'global' }
@@ -174,7 +175,7 @@ export function groupLevels(
     layers: keepLayers ? sortedLayers(layers) : new Map(),
     merged,
     modes,
-    conflicts: conflicts.map((entry) => entry.error),
+    conflicts: mapList(conflicts, (entry) => entry.error),
   };
 }
 
@@ -194,7 +195,9 @@ function ownMode(node: FleetNode, name: string): string | undefined {
 
 /** Layers by property name in code-unit order, as explain lists them. */
 function sortedLayers(layers: ReadonlyMap<string, PropertyLayer[]>): Map<string, PropertyLayer[]> {
-  return new Map([...layers.keys()].sort(compareCodeUnits).map((name) => [name, layers.get(name) ?? []]));
+  return new Map(
+    mapList([...layers.keys()].sort(compareCodeUnits), (name) => [name, layers.get(name) ?? []]),
+  );
 }
 
 /** The node's own properties over its levels: the node's merged properties, keys sorted. */
@@ -244,7 +247,7 @@ function groupConflict(compiled: CompiledFleet, stack: readonly PropertyLayer[])
   for (const layer of stack) if (layer.from.source === 'group') groupLayers++;
   // Most properties come from one level: no conflict to look for.
   if (groupLayers < 2) return undefined;
-  const fromGroups = stack.flatMap((layer) =>
+  const fromGroups = flatMapList(stack, (layer) =>
     layer.from.source === 'group' ? [{ groupId: layer.from.groupId, value: layer.value }] : [],
   );
   const isAncestor = (maybeAncestor: string, of: string): boolean =>
@@ -256,7 +259,7 @@ function groupConflict(compiled: CompiledFleet, stack: readonly PropertyLayer[])
   const first = mostSpecific[0];
   const disagreeing = mostSpecific.filter((entry) => !jsonEqual(entry.value, first?.value ?? null));
   if (!first || disagreeing.length === 0) return undefined;
-  const groupIds = mostSpecific.map((entry) => entry.groupId).sort(compareCodeUnits);
+  const groupIds = mapList(mostSpecific, (entry) => entry.groupId).sort(compareCodeUnits);
   return {
     code: 'PROPERTY_CONFLICT',
     message: `Property %s has different values in groups ${groupIds.join(' and ')}, which are not parent and child`,

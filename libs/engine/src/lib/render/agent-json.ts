@@ -1,5 +1,6 @@
 import type { Json } from '../model/json';
 import { isJsonObject } from '../model/json';
+import { mapList } from '../model/lists';
 
 /**
  * JSON that CFEngine 3.21's `readjson` reads back exactly, pretty and with sorted keys (as
@@ -18,13 +19,16 @@ function write(value: Json, indent: string): string {
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]';
     const inner = `${indent}  `;
-    return `[\n${value.map((item) => inner + write(item, inner)).join(',\n')}\n${indent}]`;
+    return `[\n${mapList(value, (item) => inner + write(item, inner)).join(',\n')}\n${indent}]`;
   }
   if (isJsonObject(value)) {
     const keys = Object.keys(value).sort();
     if (keys.length === 0) return '{}';
     const inner = `${indent}  `;
-    const members = keys.map((key) => `${inner}${agentString(key)}: ${write(value[key] as Json, inner)}`);
+    const members = mapList(
+      keys,
+      (key) => `${inner}${agentString(key)}: ${write(value[key] as Json, inner)}`,
+    );
     return `{\n${members.join(',\n')}\n${indent}}`;
   }
   return JSON.stringify(value);

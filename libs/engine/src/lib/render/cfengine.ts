@@ -3,6 +3,7 @@ import type { AgentPromiseType, AttributeValue, PromiseTemplate } from '../model
 import { AGENT_PROMISE_TYPES } from '../model/fleet';
 import type { Json } from '../model/json';
 import { canonicalJson } from '../model/json';
+import { mapList } from '../model/lists';
 
 /** A value as the body of a CFEngine double-quoted string; `$(...)`/`${...}` stay for the agent. */
 export function escapeCfString(text: string): string {
@@ -107,13 +108,19 @@ export function concretePromise(
   replacement: (name: string) => string,
   context?: string,
 ): ConcretePromise {
-  const attributes = Object.entries(template.attributes).map(([name, value]): [string, AttributeValue] => {
-    if (typeof value === 'string') return [name, substitute(value, replacement)];
-    if (Array.isArray(value)) return [name, value.map((item) => substitute(item, replacement))];
-    if (typeof value === 'object')
-      return [name, { call: value.call, args: value.args.map((item) => substitute(item, replacement)) }];
-    return [name, value];
-  });
+  const attributes = mapList(
+    Object.entries(template.attributes),
+    ([name, value]): [string, AttributeValue] => {
+      if (typeof value === 'string') return [name, substitute(value, replacement)];
+      if (Array.isArray(value)) return [name, mapList(value, (item) => substitute(item, replacement))];
+      if (typeof value === 'object')
+        return [
+          name,
+          { call: value.call, args: mapList(value.args, (item) => substitute(item, replacement)) },
+        ];
+      return [name, value];
+    },
+  );
   return {
     type: template.type,
     promiser: substitute(template.promiser, replacement),
@@ -125,8 +132,8 @@ export function concretePromise(
 function renderAttributeValue(value: AttributeValue): string {
   if (typeof value === 'string') return quote(value);
   if (typeof value === 'number' || typeof value === 'boolean') return quote(String(value));
-  if (Array.isArray(value)) return `{ ${value.map(quote).join(', ')} }`;
-  return `${value.call}(${value.args.map(quote).join(', ')})`;
+  if (Array.isArray(value)) return `{ ${mapList(value, quote).join(', ')} }`;
+  return `${value.call}(${mapList(value.args, quote).join(', ')})`;
 }
 
 /**
@@ -180,14 +187,14 @@ export function renderMethodsCall(
     `bundle agent ${name}`,
     '{',
     '  methods:',
-    `      ${quote(label)} usebundle => ${target}(${args.map(quote).join(', ')});`,
+    `      ${quote(label)} usebundle => ${target}(${mapList(args, quote).join(', ')});`,
     '}',
     '',
   ].join('\n');
 }
 
 export function renderPromisesCf(inputs: readonly string[], bundlesequence: readonly string[]): string {
-  return renderQuotedPromisesCf(inputs.map(quote), bundlesequence.map(quote));
+  return renderQuotedPromisesCf(mapList(inputs, quote), mapList(bundlesequence, quote));
 }
 
 /** promises.cf from inputs and bundle names quoted already (a policy's are quoted once, not per node). */

@@ -21,6 +21,7 @@ import {
   SYSTEM_LIBRARY,
   textOfValue,
 } from './cfengine';
+import { mapList } from '../model/lists';
 
 export const ROOT = 'rules/cfengine-community';
 export const GENERATED_AT_FILE = `${ROOT}/rudder-promises-generated`;
@@ -98,7 +99,7 @@ export function contextKeyOf(context: PolicyContext): string {
     context.marksRepairs ?? '',
     context.marksFailures ?? '',
     // The label too: a merged policy is `Directive[d]` on a node where it has one directive.
-    context.dependencies.map((dependency) => `${dependency.failedClass}=${dependency.label}`).join(','),
+    mapList(context.dependencies, (dependency) => `${dependency.failedClass}=${dependency.label}`).join(','),
   ].join('\u0000');
 }
 
@@ -106,19 +107,25 @@ export function policyContexts(
   policies: readonly FormedPolicy[],
   edges: readonly PolicyEdge[],
 ): Map<string, PolicyContext> {
-  const byId = new Map(policies.map((policy) => [policy.id, policy]));
-  const notifiers = new Set(edges.filter((edge) => edge.refresh).map((edge) => edge.from));
-  const followed = new Set(edges.map((edge) => edge.from));
+  const byId = new Map(mapList(policies, (policy) => [policy.id, policy]));
+  const notifiers = new Set(
+    mapList(
+      edges.filter((edge) => edge.refresh),
+      (edge) => edge.from,
+    ),
+  );
+  const followed = new Set(mapList(edges, (edge) => edge.from));
   const contexts = new Map<string, PolicyContext>();
   for (const policy of policies) {
-    const refreshSources = edges
-      .filter((edge) => edge.refresh && edge.to === policy.id)
-      .map((edge) => repairedClass(byId.get(edge.from) as FormedPolicy));
+    const refreshSources = mapList(
+      edges.filter((edge) => edge.refresh && edge.to === policy.id),
+      (edge) => repairedClass(byId.get(edge.from) as FormedPolicy),
+    );
     contexts.set(policy.id, {
       refreshContext: refreshSources.length > 0 ? [...new Set(refreshSources)].sort().join('|') : undefined,
       marksRepairs: notifiers.has(policy.id) ? repairedClass(policy) : undefined,
       marksFailures: followed.has(policy.id) ? failedClass(policy) : undefined,
-      dependencies: [...precedingPolicies(policy.id, edges)].sort().map((id) => {
+      dependencies: mapList([...precedingPolicies(policy.id, edges)].sort(), (id) => {
         const preceding = byId.get(id) as FormedPolicy;
         return { policyId: id, failedClass: failedClass(preceding), label: policyLabel(preceding) };
       }),
@@ -198,7 +205,7 @@ export function renderPolicy(
   const header = auditHeader(policy, instances);
   if (policy.kind === 'separated-with-parameters') {
     const parameterised = parameterisedBundleName(policy);
-    const parameters = policy.technique.parameters.map((parameter) => parameter.name).sort();
+    const parameters = mapList(policy.technique.parameters, (parameter) => parameter.name).sort();
     const promises = [
       ...promisesOf(policy, (name) => `$(${name})`, context, instances[0]?.mode ?? 'enforce'),
       ...skipReports(policy, context),
@@ -216,7 +223,7 @@ export function renderPolicy(
             bundle,
             policy.drafts[0]?.directive.id ?? policy.id,
             parameterised,
-            parameters.map((name) => agentText(textOfValue(values[name] ?? ''), 2)),
+            mapList(parameters, (name) => agentText(textOfValue(values[name] ?? ''), 2)),
           ),
         ],
       ],
@@ -244,7 +251,7 @@ export function renderPolicy(
 function auditHeader(policy: FormedPolicy, instances: readonly RenderInstance[]): string {
   const audited = policy.drafts.filter((_draft, index) => instances[index]?.mode === 'audit');
   if (audited.length === 0) return '';
-  return `# Audit mode (warns of what it would change, changes nothing): ${audited.map((draft) => `Directive[${draft.directive.id}]`).join(', ')}\n`;
+  return `# Audit mode (warns of what it would change, changes nothing): ${mapList(audited, (draft) => `Directive[${draft.directive.id}]`).join(', ')}\n`;
 }
 
 export const SYSTEM_INPUTS = ['system/policygen_lib.cf', 'system/policygen_system.cf'] as const;
@@ -256,7 +263,7 @@ export const DIRECTIVES_CSV_FILE = `${ROOT}/rudder-directives.csv`;
 
 /** promises.cf of a node whose policies render as given, in apply order. */
 export function promisesCfOf(rendered: readonly Omit<RenderedPolicy, 'files'>[]): string {
-  return quotedPromisesCfOf(rendered.map(quotedLayout));
+  return quotedPromisesCfOf(mapList(rendered, quotedLayout));
 }
 
 /** A policy's inputs and bundle name, quoted for promises.cf. */
@@ -266,11 +273,11 @@ export interface QuotedLayout {
 }
 
 export function quotedLayout(layout: Omit<RenderedPolicy, 'files'>): QuotedLayout {
-  return { inputs: layout.inputs.map(quote), bundle: quote(layout.bundle) };
+  return { inputs: mapList(layout.inputs, quote), bundle: quote(layout.bundle) };
 }
 
-const QUOTED_SYSTEM_INPUTS = SYSTEM_INPUTS.map(quote);
-const QUOTED_SYSTEM_BUNDLES = SYSTEM_BUNDLES.map(quote);
+const QUOTED_SYSTEM_INPUTS = mapList(SYSTEM_INPUTS, quote);
+const QUOTED_SYSTEM_BUNDLES = mapList(SYSTEM_BUNDLES, quote);
 
 const QUOTED_SYSTEM_INPUT_LIST = QUOTED_SYSTEM_INPUTS.join(', ');
 const QUOTED_SYSTEM_BUNDLE_LIST = QUOTED_SYSTEM_BUNDLES.join(', ');
@@ -297,7 +304,7 @@ export function renderNodeFiles(computation: NodeComputation, generatedAt: numbe
   files.set(SYSTEM_LIBRARY_FILE, SYSTEM_LIBRARY);
   files.set(SYSTEM_BUNDLES_FILE, renderSystemBundles(computation.node));
   const contexts = policyContexts(computation.policies, computation.edges);
-  const rendered = computation.policies.map((policy) =>
+  const rendered = mapList(computation.policies, (policy) =>
     renderPolicy(
       policy,
       computation.instances.get(policy.id) ?? [],
@@ -339,18 +346,20 @@ function promisesOf(
         : { call: CLASSES_BODY, args: [repaired.join(','), failed.join(',')] };
     return { ...template, attributes: { ...template.attributes, classes } };
   };
-  const promises = policy.technique.promises.map((template) => concretePromise(mark(template), replacement));
+  const promises = mapList(policy.technique.promises, (template) =>
+    concretePromise(mark(template), replacement),
+  );
   if (refreshContext) {
     promises.push(
-      ...policy.technique.refresh.map((template) =>
+      ...mapList(policy.technique.refresh, (template) =>
         concretePromise(mark(template), replacement, refreshContext),
       ),
     );
   }
   if (dependencies.length === 0) return promises;
   // Skipped, refresh included, when a policy it follows failed earlier in the run (§3.6).
-  const skip = `!(${dependencies.map((dependency) => dependency.failedClass).join('|')})`;
-  return promises.map((promise) => ({
+  const skip = `!(${mapList(dependencies, (dependency) => dependency.failedClass).join('|')})`;
+  return mapList(promises, (promise) => ({
     ...promise,
     context: promise.context === undefined ? skip : `(${promise.context}).${skip}`,
   }));
@@ -359,7 +368,7 @@ function promisesOf(
 /** What the agent reports of a policy it skips, one line per failed policy it follows. */
 function skipReports(policy: FormedPolicy, context: PolicyContext): ConcretePromise[] {
   const label = policyLabel(policy);
-  return context.dependencies.map((dependency) => ({
+  return mapList(context.dependencies, (dependency) => ({
     type: 'reports',
     promiser: `${label}: Skipping because of failed dependencies (${dependency.label} failed)`,
     attributes: [],
@@ -382,18 +391,18 @@ function ownOutcomeClasses(value: PromiseTemplate['attributes'][string] | undefi
 
 /** One line per applied directive, in apply order: directive, rule, technique, version, policy. */
 export function directivesCsv(policies: readonly FormedPolicy[]): string {
-  return policies.map(directivesCsvLines).join('');
+  return mapList(policies, directivesCsvLines).join('');
 }
 
 /** The lines of `rudder-directives.csv` one policy gives. */
 export function directivesCsvLines(policy: FormedPolicy): string {
   const cell = (text: string): string => `"${text.replace(/"/g, '""')}"`;
-  return policy.drafts
-    .map(
-      (draft) =>
-        [draft.directive.id, draft.rule.id, policy.technique.id, policy.technique.version, policy.id]
-          .map(cell)
-          .join(',') + '\n',
-    )
-    .join('');
+  return mapList(
+    policy.drafts,
+    (draft) =>
+      mapList(
+        [draft.directive.id, draft.rule.id, policy.technique.id, policy.technique.version, policy.id],
+        cell,
+      ).join(',') + '\n',
+  ).join('');
 }
