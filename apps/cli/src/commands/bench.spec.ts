@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCli, removeDir, runCli, tempDir } from '../testing/cli-harness';
 
@@ -38,6 +38,19 @@ describe('policygen bench', () => {
       expect(result.status).toBe(2);
       expect(result.stderr).toContain(`option '--node-option <flag>' argument '${value}' is invalid`);
     }
+  });
+
+  it('refuses --compare-generator on a tree without a built generator, or with a lone generator, naming the option (exit 2)', () => {
+    const unbuilt = runCli(['bench', '--pipeline', '--generators', '2', '--compare-generator', dir]);
+    expect(unbuilt.status).toBe(2);
+    expect(unbuilt.stderr).toContain(
+      `--compare-generator: ${join(dir, 'dist', 'generator-service', 'main.js')} is missing`,
+    );
+    mkdirSync(join(dir, 'dist', 'generator-service'), { recursive: true });
+    writeFileSync(join(dir, 'dist', 'generator-service', 'main.js'), '');
+    const alone = runCli(['bench', '--pipeline', '--compare-generator', dir]);
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toContain('--compare-generator needs --generators 2 or more');
   });
 
   it('runs the scenarios on a small synthetic fleet and reports each in a table and a JSON file', () => {

@@ -20,6 +20,7 @@ interface BenchCommandOptions {
   readonly seconds: number;
   readonly warmUp: number;
   readonly generators: number;
+  readonly compareGenerator?: string;
   readonly profile?: string;
   readonly nodeOption: readonly string[];
 }
@@ -112,6 +113,13 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
     )
     .addOption(
       new Option(
+        '--compare-generator <tree>',
+        "with --pipeline and --generators 2 or more: the last generator runs another build's (<tree>/dist/generator-service/main.js, " +
+          'e.g. a checkout of main after `npm run build`), to compare two builds under the same load in one run',
+      ),
+    )
+    .addOption(
+      new Option(
         '--profile <dir>',
         'with --pipeline: each service writes a V8 CPU profile (--cpu-prof, sampled every 10 ms) into <dir>/<service> as it exits',
       ),
@@ -142,6 +150,7 @@ export const defineBench: CommandDefinition = (program, { streams, exitWith }) =
             seconds: options.seconds,
             warmUpSeconds: options.warmUp,
             generators: options.generators,
+            ...(options.compareGenerator === undefined ? {} : { compareGenerator: options.compareGenerator }),
             out: options.out ?? 'bench-pipeline.json',
             ...(options.profile === undefined ? {} : { profile: options.profile }),
             ...(options.nodeOption.length === 0 ? {} : { nodeOptions: options.nodeOption }),

@@ -24,13 +24,7 @@ import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
 import type { BenchNamespace, RunningService } from './services';
-import {
-  bundlePath,
-  freshNamespace,
-  generatorHeapMiB,
-  PROFILE_INTERVAL_MS,
-  ServiceLauncher,
-} from './services';
+import { freshNamespace, generatorHeapMiB, PROFILE_INTERVAL_MS, ServiceLauncher } from './services';
 import type { Yardstick, YardstickOptions } from './yardstick';
 import { checkRuler, measureYardstick } from './yardstick';
 
@@ -47,6 +41,12 @@ export interface PipelineBenchOptions {
    */
   readonly warmUpSeconds?: number;
   readonly generators: number;
+  /**
+   * The last generator runs this script instead of this tree's (another build's
+   * `dist/generator-service/main.js`): two builds' generators under the same load in one run, which
+   * a machine whose speed moves by a quarter between runs cannot give from two runs.
+   */
+  readonly compareGeneratorBundle?: string;
   readonly infrastructure: TestInfrastructure;
   readonly progress?: PipelineProgress;
   /** Stops the run (Ctrl-C): everything started is stopped and cleaned before it rejects. */
@@ -204,12 +204,10 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
   };
   const watch = (service: RunningService, role: ProcessRole = 'service'): void => {
     roles.set(service.name, role);
-    const pid = findProcessInGroup(
-      service.process.processGroup,
-      process.execPath,
-      bundlePath(service.bundle),
-    );
+    const pid = findProcessInGroup(service.process.processGroup, process.execPath, service.bundleFile);
     if (pid !== undefined) sampler.watch(service.name, pid);
+    else
+      progress.log(`${service.name}: its process was not found, so its CPU and memory are not in the report`);
   };
   const markPhase = async (name: string): Promise<void> => {
     await infrastructureWatch.refresh();
@@ -236,6 +234,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
         `g${index}`,
         config.url,
         generatorHeapMiB(options.nodes, options.generators),
+        index === options.generators ? options.compareGeneratorBundle : undefined,
       );
       watch(generator);
       generators.push(generator);
@@ -524,7 +523,10 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
           .map((process) => [process.name, process.peakRssMiB]),
       ),
       ...warmUp,
-      ...scaleOutOf(generatorReports),
+      ...scaleOutOf(
+        generatorReports,
+        new Map(generators.map((generator) => [generator.name, generator.bundleFile])),
+      ),
     };
   } finally {
     options.signal?.removeEventListener('abort', abort);

@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { access, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { startTestInfrastructure } from '@policygen/testing-infra';
@@ -17,6 +17,8 @@ export interface PipelineCommandOptions {
   /** Seconds of the same load before the measured one. */
   readonly warmUpSeconds: number;
   readonly generators: number;
+  /** Another build's tree (a checkout after `npm run build`): the last generator runs its generator. */
+  readonly compareGenerator?: string;
   readonly out: string;
   /** Where the services' CPU profiles go, one directory per service. */
   readonly profile?: string;
@@ -41,6 +43,12 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
   const profileDir = options.profile === undefined ? undefined : resolve(options.profile);
+  const compareGeneratorBundle =
+    options.compareGenerator === undefined ? undefined : await otherGenerator(options.compareGenerator);
+  if (compareGeneratorBundle !== undefined && options.generators < 2)
+    throw new InputError(
+      '--compare-generator needs --generators 2 or more: the last generator runs the other build, the others this one',
+    );
   progress.log('providing Kafka, Redis and Postgres');
   const running = await startTestInfrastructure(process.env);
   try {
@@ -52,6 +60,7 @@ export async function runPipelineCommand(options: PipelineCommandOptions, stream
       seconds: options.seconds,
       warmUpSeconds: options.warmUpSeconds,
       generators: options.generators,
+      ...(compareGeneratorBundle === undefined ? {} : { compareGeneratorBundle }),
       infrastructure: running.infrastructure,
       progress,
       signal: controller.signal,
@@ -144,4 +153,17 @@ function progressOn(streams: Streams): PipelineProgress {
       bar = undefined;
     },
   };
+}
+
+/** The generator bundle of another build's tree, which must have been built. */
+async function otherGenerator(tree: string): Promise<string> {
+  const bundle = join(resolve(tree), 'dist', 'generator-service', 'main.js');
+  try {
+    await access(bundle);
+  } catch {
+    throw new InputError(
+      `--compare-generator: ${bundle} is missing (run \`npm run build\` in ${tree} first)`,
+    );
+  }
+  return bundle;
 }

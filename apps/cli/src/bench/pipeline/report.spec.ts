@@ -27,7 +27,7 @@ function processOf(
   };
 }
 
-function reportWith(generators: number): PipelineReport {
+function reportWith(generators: number, otherBuild?: string): PipelineReport {
   const processes = [
     processOf('config-service', 'service', 5, 2),
     ...Array.from({ length: generators }, (_, index) =>
@@ -114,7 +114,17 @@ function reportWith(generators: number): PipelineReport {
       notSampled: ['postgres (our database): on db.example, not this machine'],
     },
     peakRssMiB: Object.fromEntries(processes.map((process) => [process.name, process.peakRssMiB])),
-    ...scaleOutOf(generatorReports),
+    ...scaleOutOf(
+      generatorReports,
+      new Map(
+        generatorReports.map((process, index) => [
+          process.name,
+          otherBuild !== undefined && index === generatorReports.length - 1
+            ? otherBuild
+            : '/tree/dist/generator-service/main.js',
+        ]),
+      ),
+    ),
   };
 }
 
@@ -223,6 +233,18 @@ describe('formatPipelineTable', () => {
     const text = formatPipelineTable(reportWith(2));
     expect(text).toContain('scale-out: 2 generators');
     expect(text).toMatch(/generator g2\s+3\.000\s+6\.00x\s+1\.000\s+2\.00x\s+300/);
+    expect(text).not.toContain('builds compared');
+    expect(reportWith(2).scaleOut?.generators.map((generator) => generator.bundle)).toEqual([
+      '/tree/dist/generator-service/main.js',
+      '/tree/dist/generator-service/main.js',
+    ]);
+  });
+
+  it('names the build each generator ran when one ran another build (--compare-generator)', () => {
+    const text = formatPipelineTable(reportWith(2, '/main/dist/generator-service/main.js'));
+    expect(text).toContain('builds compared under the same load:');
+    expect(text).toContain('  generator g1: /tree/dist/generator-service/main.js');
+    expect(text).toContain('  generator g2: /main/dist/generator-service/main.js');
   });
 
   it('leaves no trailing spaces', () => {

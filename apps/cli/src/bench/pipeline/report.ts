@@ -29,12 +29,17 @@ export interface ProcessReport extends PerNodeCost {
 /** One generator's share of the work when several run (`--generators` above 1). */
 export interface ScaleOutGenerator extends PerNodeCost {
   readonly name: string;
+  /** The script it ran: this tree's generator, or another build's (`--compare-generator`). */
+  readonly bundle: string;
   readonly peakRssMiB: number;
   readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
 }
 
 /** The `scaleOut` part of a report: each generator's share, when several ran. */
-export function scaleOutOf(generators: readonly ProcessReport[]): {
+export function scaleOutOf(
+  generators: readonly ProcessReport[],
+  bundles: ReadonlyMap<string, string>,
+): {
   readonly scaleOut?: { readonly generators: readonly ScaleOutGenerator[] };
 } {
   if (generators.length < 2) return {};
@@ -42,6 +47,7 @@ export function scaleOutOf(generators: readonly ProcessReport[]): {
     scaleOut: {
       generators: generators.map((process) => ({
         name: process.name,
+        bundle: bundles.get(process.name) ?? '',
         cpuMsPerNodeChange: process.cpuMsPerNodeChange,
         cpuMsPerNode: process.cpuMsPerNode,
         steadyTimesEngine: process.steadyTimesEngine,
@@ -171,6 +177,15 @@ export interface PipelineReport {
   };
   /** With several generators: each one's figures. */
   readonly scaleOut?: { readonly generators: readonly ScaleOutGenerator[] };
+}
+
+/** With `--compare-generator`: which build each generator ran (nothing when they all ran one). */
+function bundlesCompared(generators: readonly ScaleOutGenerator[]): string[] {
+  if (new Set(generators.map((generator) => generator.bundle)).size < 2) return [];
+  return [
+    'builds compared under the same load:',
+    ...generators.map((generator) => `  ${generator.name}: ${generator.bundle}`),
+  ];
 }
 
 function ms(value: number | null): string {
@@ -362,6 +377,7 @@ export function formatPipelineTable(report: PipelineReport): string {
               String(generator.peakRssMiB),
             ]),
           ),
+          ...bundlesCompared(report.scaleOut.generators),
         ]
       : []),
   ].join('\n');

@@ -9,6 +9,8 @@ import { eventually, freePort, ManagedProcess, workspaceRoot } from '@policygen/
 export interface RunningService {
   readonly name: string;
   readonly bundle: BundledService;
+  /** The script it runs: its service's bundle in this tree, or another build's (`startGenerator`). */
+  readonly bundleFile: string;
   readonly url: string;
   readonly process: ManagedProcess;
   readonly dataDir?: string;
@@ -138,21 +140,35 @@ export class ServiceLauncher {
     });
   }
 
-  /** A generator; `heapMiB` caps its V8 heap as a deployment would (see `generatorHeapMiB`). */
-  async startGenerator(instanceId: string, configUrl: string, heapMiB?: number): Promise<RunningService> {
-    return this.start(`generator ${instanceId}`, 'generator-service', {
-      NODE_OPTIONS: nodeOptionsWith(
-        heapMiB === undefined ? [YOUNG_GENERATION_FLAG] : generatorHeapFlags(heapMiB),
-      ),
-      CONFIG_SERVICE_URL: configUrl,
-      POLICYGEN_SERVICE_TOKEN: this.serviceToken,
-      KAFKA_BROKERS: this.kafkaBrokers,
-      REDIS_URL: this.infrastructure.redisUrl,
-      POLICYGEN_INSTANCE_ID: instanceId,
-      POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
-      POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
-      POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
-    });
+  /**
+   * A generator; `heapMiB` caps its V8 heap as a deployment would (see `generatorHeapMiB`), and
+   * `bundleFile` runs another build's generator instead of this tree's.
+   */
+  async startGenerator(
+    instanceId: string,
+    configUrl: string,
+    heapMiB?: number,
+    bundleFile?: string,
+  ): Promise<RunningService> {
+    return this.start(
+      `generator ${instanceId}`,
+      'generator-service',
+      {
+        NODE_OPTIONS: nodeOptionsWith(
+          heapMiB === undefined ? [YOUNG_GENERATION_FLAG] : generatorHeapFlags(heapMiB),
+        ),
+        CONFIG_SERVICE_URL: configUrl,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
+        KAFKA_BROKERS: this.kafkaBrokers,
+        REDIS_URL: this.infrastructure.redisUrl,
+        POLICYGEN_INSTANCE_ID: instanceId,
+        POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
+        POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
+        POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
+      },
+      undefined,
+      bundleFile,
+    );
   }
 
   async startDistribution(configUrl: string): Promise<RunningService> {
@@ -213,6 +229,7 @@ export class ServiceLauncher {
     service: BundledService,
     env: Record<string, string>,
     dataDir?: string,
+    bundleFile: string = bundlePath(service),
   ): Promise<RunningService> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -229,13 +246,14 @@ export class ServiceLauncher {
     const managed = ManagedProcess.start({
       name,
       command: process.execPath,
-      args: [...profileFlags, ...this.nodeOptions, bundlePath(service)],
+      args: [...profileFlags, ...this.nodeOptions, bundleFile],
       logFile: join(this.workDir, `${name.replace(/\s+/g, '-')}.log`),
       env: { ...process.env, ...env, PORT: String(port) },
     });
     const running: RunningService = {
       name,
       bundle: service,
+      bundleFile,
       url,
       process: managed,
       ...(dataDir ? { dataDir } : {}),
