@@ -8,7 +8,6 @@ import { eventually, freePort, ManagedProcess, workspaceRoot } from '@policygen/
 /** A service of the pipeline, running as a process of its own from its built bundle. */
 export interface RunningService {
   readonly name: string;
-  readonly bundle: BundledService;
   /** The script it runs: its service's bundle in this tree, or another build's (`startGenerator`). */
   readonly bundleFile: string;
   readonly url: string;
@@ -166,8 +165,7 @@ export class ServiceLauncher {
         POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
         POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
       },
-      undefined,
-      bundleFile,
+      bundleFile === undefined ? {} : { bundleFile },
     );
   }
 
@@ -190,7 +188,7 @@ export class ServiceLauncher {
         POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
         POLICYGEN_REDIS_PREFIX: this.namespace.redisPrefix,
       },
-      dataDir,
+      { dataDir },
     );
   }
 
@@ -209,7 +207,7 @@ export class ServiceLauncher {
         POLICYGEN_RELAY_TOKEN: issueRelayToken(this.tokenSecret, relayId),
         POLICYGEN_DATA_DIR: dataDir,
       },
-      dataDir,
+      { dataDir },
     );
   }
 
@@ -228,8 +226,7 @@ export class ServiceLauncher {
     name: string,
     service: BundledService,
     env: Record<string, string>,
-    dataDir?: string,
-    bundleFile: string = bundlePath(service),
+    { dataDir, bundleFile = bundlePath(service) }: { dataDir?: string; bundleFile?: string } = {},
   ): Promise<RunningService> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -252,7 +249,6 @@ export class ServiceLauncher {
     });
     const running: RunningService = {
       name,
-      bundle: service,
       bundleFile,
       url,
       process: managed,

@@ -246,14 +246,7 @@ export function manifestPolicies(
         priority: draft.directive.priority,
         by: draft.by,
       })),
-      after: [
-        ...new Set(
-          mapList(
-            edges.filter((edge) => edge.to === policy.id),
-            (edge) => edge.from,
-          ),
-        ),
-      ].sort(),
+      after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
       skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
     };
   });

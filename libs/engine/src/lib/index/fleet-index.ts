@@ -472,7 +472,7 @@ export class FleetIndex implements CompiledFleet {
     if (settingsChanged) for (const nodeId of this.nodes.keys()) affected.add(nodeId);
 
     for (const nodeId of removed) affected.delete(nodeId);
-    const upserted = new Set(mapList(evaluatedNodes, (node) => node.id));
+    const upserted = new Set(evaluatedNodes.map((node) => node.id));
     for (const nodeId of affected) {
       // An ignored node gets nothing whatever its inputs: only its own change can reach it.
       if (this.nodes.get(nodeId)?.state === 'ignored' && !upserted.has(nodeId)) affected.delete(nodeId);

@@ -149,11 +149,11 @@ function checkAgainstState(
   const upserted = {} as Record<FleetCollection, Set<string>>;
   for (const collection of Object.keys(FLEET_COLLECTIONS) as FleetCollection[])
     upserted[collection] = new Set(
-      mapList(change.upsert[collection] as object[], (entity) => entityKey(collection, entity)),
+      (change.upsert[collection] as object[]).map((entity) => entityKey(collection, entity)),
     );
 
   // Deleting what does not exist, or deleting and upserting the same entity, is a mistake to report.
-  const relationshipKeys = new Set(mapList(state.relationships, relationshipKey));
+  const relationshipKeys = new Set(state.relationships.map(relationshipKey));
   for (const [key, path] of deletePaths) {
     const [field, id] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
     const exists =
@@ -206,9 +206,7 @@ function checkAgainstState(
     if (deleted(collection, id)) return false;
     return (state[collection as 'directives'] as ReadonlyMap<string, unknown>).has(id);
   };
-  const relayParents = new Map(
-    mapList([...state.relays.values()], (relay) => [relay.id, relay.policyServer]),
-  );
+  const relayParents = new Map([...state.relays.values()].map((relay) => [relay.id, relay.policyServer]));
   for (const relay of change.upsert.relays) relayParents.set(relay.id, relay.policyServer);
   const view: ReferenceView = {
     known,

@@ -170,7 +170,7 @@ export function formTechniquePolicies(techniqueId: string, group: readonly Draft
   if (merged.length > 0) {
     const ordered = firstDraftPerDirective(merged, priorityThenNames);
     const leader = ordered[0] as Draft;
-    if (new Set(mapList(ordered, (draft) => draft.technique.version)).size > 1)
+    if (new Set(ordered.map((draft) => draft.technique.version)).size > 1)
       errors.push(versionConflict(techniqueId, ordered, 'merged in several versions'));
     policies.push({
       id: techniqueId,
@@ -196,7 +196,7 @@ export function formTechniquePolicies(techniqueId: string, group: readonly Draft
 
 function versionConflict(techniqueId: string, drafts: readonly Draft[], how: string): NodeError {
   const ordered = firstDraftPerDirective(drafts, priorityThenNames);
-  const versions = [...new Set(mapList(ordered, (draft) => draft.technique.version))].sort(compareCodeUnits);
+  const versions = [...new Set(ordered.map((draft) => draft.technique.version))].sort(compareCodeUnits);
   return {
     code: 'TECHNIQUE_VERSION_CONFLICT',
     message:

@@ -5,7 +5,7 @@ import type { Draft, FormedPolicy } from '../merge/policies';
 import { namesOnly } from '../merge/policies';
 import { insertSorted } from '../index/sorted';
 import { compareCodeUnits } from '../text/compare';
-import { flatMapList, mapList } from '../model/lists';
+import { mapList } from '../model/lists';
 
 export type RelationKind = 'before' | 'require' | 'notify' | 'subscribe' | '->' | '~>';
 
@@ -118,7 +118,7 @@ function bothEndsPresent(policies: readonly FormedPolicy[], relationships: Fleet
   if (relationships.length === 0) return false;
   let ends = relationshipEnds.get(relationships);
   if (!ends) {
-    ends = new Set(flatMapList(relationships, (relationship) => [relationship.from, relationship.to]));
+    ends = new Set(relationships.flatMap((relationship) => [relationship.from, relationship.to]));
     relationshipEnds.set(relationships, ends);
   }
   const present = new Set<string>();
@@ -206,7 +206,7 @@ export function orderPolicies(
 ): OrderResult {
   // Without edges the smallest topological order is the sorted order, and there is no cycle.
   if (edges.length === 0) return { order: [...policies].sort(compare), errors: [], onCycle: new Set() };
-  const byId = new Map(mapList(policies, (policy) => [policy.id, policy]));
+  const byId = new Map(policies.map((policy) => [policy.id, policy]));
   const successors = new Map<string, string[]>(mapList(policies, (policy) => [policy.id, []]));
   const inDegree = new Map<string, number>(mapList(policies, (policy) => [policy.id, 0]));
   const compareIds = (a: string, b: string): number =>
@@ -269,7 +269,7 @@ export function findCycles(
   const components = stronglyConnectedComponents(vertices, successors).filter(
     (component) => component.length > 1,
   );
-  const rank = new Map(mapList(vertices, (vertex, index) => [vertex, index]));
+  const rank = new Map(vertices.map((vertex, index) => [vertex, index]));
   const cycles = mapList(components, (component) => {
     const members = new Set(component);
     const start = [...component].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0))[0] as string;

@@ -107,14 +107,9 @@ export function policyContexts(
   policies: readonly FormedPolicy[],
   edges: readonly PolicyEdge[],
 ): Map<string, PolicyContext> {
-  const byId = new Map(mapList(policies, (policy) => [policy.id, policy]));
-  const notifiers = new Set(
-    mapList(
-      edges.filter((edge) => edge.refresh),
-      (edge) => edge.from,
-    ),
-  );
-  const followed = new Set(mapList(edges, (edge) => edge.from));
+  const byId = new Map(policies.map((policy) => [policy.id, policy]));
+  const notifiers = new Set(edges.filter((edge) => edge.refresh).map((edge) => edge.from));
+  const followed = new Set(edges.map((edge) => edge.from));
   const contexts = new Map<string, PolicyContext>();
   for (const policy of policies) {
     const refreshSources = mapList(
