@@ -60,6 +60,7 @@ import type {
   StoredDigests,
 } from './types';
 import { flatMapList, mapList } from '../model/lists';
+import { countBoundedCache } from './count-bounded-cache';
 
 /** A node's generation outcome without its file contents: what the engine keeps per node. */
 export interface NodeResult {
@@ -229,9 +230,9 @@ export class NodeGenerator {
     private readonly options: { readonly ordering?: OrderingMode; readonly limits?: GeneratorLimits } = {},
   ) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.plans = new LRUCache({ max: limits.plans });
-    this.levels = new LRUCache({ max: limits.levels });
-    this.techniquePolicies = new LRUCache({ max: limits.plans * 4 });
+    this.plans = countBoundedCache(limits.plans);
+    this.levels = countBoundedCache(limits.levels);
+    this.techniquePolicies = countBoundedCache(limits.plans * 4);
     this.rendered = new LRUCache({
       maxSize: limits.renderedBytes,
       sizeCalculation: (files) => files.reduce((total, file) => total + file.content.length + 100, 0),
