@@ -2,6 +2,8 @@ import { stringify } from 'yaml';
 import { compareCodeUnits, relationshipKey, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
 import { buildBenchFleet, buildDemoFleet } from '@policygen/fleets';
+import type { FleetPlacement } from '@policygen/store';
+import { parseFleetPlacement, placementOf } from '@policygen/store';
 import { smallFleet } from './testing/fixtures';
 import type { RunningConfigService } from './testing/running-config-service';
 import {
@@ -61,6 +63,20 @@ describe('config service: import and export', () => {
     const again = await suite.api.post<{ revision: number }>('/api/v1/import', exported.body);
     expect(again.body.revision).toBe(2);
     expect((await suite.api.get('/api/v1/export')).body).toEqual(demo);
+  });
+
+  it('exports the placement alone with ?view=placement, at the same revision; another view is a 400 naming it', async () => {
+    const fleet = (await suite.api.get<Fleet>('/api/v1/export')).body;
+    const placement = await suite.api.get<FleetPlacement>('/api/v1/export?view=placement');
+    expect(placement.status).toBe(200);
+    expect(placement.etag).toBe((await suite.api.get('/api/v1/revision')).etag);
+    expect(placement.body).toEqual(placementOf(fleet));
+    expect(placement.body.relays.length).toBeGreaterThan(0);
+    expect(parseFleetPlacement(placement.body)).toEqual({ ok: true, placement: placement.body });
+
+    const wrong = await suite.api.get<{ message: string }>('/api/v1/export?view=nodes');
+    expect(wrong.status).toBe(400);
+    expect(JSON.stringify(wrong.body)).toContain('view');
   });
 
   it('replaces the configuration with a second import: what the file leaves out is deleted', async () => {

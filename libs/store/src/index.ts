@@ -9,6 +9,7 @@ export { MemoryConfigDatabase, MemoryConfigStore } from './lib/memory/memory-con
 export type { MemoryConfigStoreOptions } from './lib/memory/memory-config-store';
 export { OutboxPublisher } from './lib/outbox-publisher';
 export * from './lib/http/http-snapshot-source';
+export * from './lib/http/fleet-placement';
 export * from './lib/api-tokens/api-token-store';
 export { MemoryApiTokenStore } from './lib/api-tokens/memory-api-token-store';
 export { PostgresApiTokenStore } from './lib/api-tokens/postgres-api-token-store';

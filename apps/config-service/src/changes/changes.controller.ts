@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Post, Query } from '@nestjs/common';
 import type { Fleet } from '@policygen/engine';
+import type { FleetPlacement } from '@policygen/store';
 import { Actor } from '../http/actor';
 import { badParameter } from '../http/api-errors';
 import { Reason } from '../http/reason';
@@ -49,8 +50,10 @@ export class ChangesController {
   }
 
   @Get('export')
-  exportFleet(): Revisioned<Fleet> {
-    return this.changes.exportFleet();
+  exportFleet(@Query('view') view: string | undefined): Revisioned<Fleet | FleetPlacement> {
+    if (view === undefined) return this.changes.exportFleet();
+    if (view === 'placement') return this.changes.exportPlacement();
+    throw badParameter('view', 'placement (or no view: the whole fleet)', view);
   }
 }
 

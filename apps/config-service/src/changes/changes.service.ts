@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { loadFleet, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
+import type { FleetPlacement } from '@policygen/store';
+import { placementOf } from '@policygen/store';
 import { preconditionFailed, validationFailed } from '../http/api-errors';
 import { ifMatchAccepts } from '../http/if-match';
 import { Revisioned } from '../http/revisioned';
@@ -31,6 +33,12 @@ export class ChangesService {
   exportFleet(): Revisioned<Fleet> {
     const { revision, index } = this.state.current;
     return new Revisioned(revision, index.toFleet());
+  }
+
+  /** Where each node and relay is served from: all the distribution reads of the configuration. */
+  exportPlacement(): Revisioned<FleetPlacement> {
+    const { revision, index } = this.state.current;
+    return new Revisioned(revision, placementOf(index.toFleet()));
   }
 
   /** Commits a change set; `body` may say why in a `reason` field beside `upsert` and `delete`. */

@@ -300,7 +300,23 @@ function wholeConfigurationPaths(): Record<string, PathItemObject> {
       get: {
         tags: ['configuration'],
         summary: 'The fleet file at the current revision',
-        responses: { '200': json(ref('Fleet'), 'The whole configuration') },
+        parameters: [
+          {
+            name: 'view',
+            in: 'query',
+            required: false,
+            description:
+              "`placement`: only each node's and relay's policy server (the relay tree, what the distribution reads); absent: the whole fleet",
+            schema: { type: 'string', enum: ['placement'] },
+          },
+        ],
+        responses: {
+          '200': json(
+            { oneOf: [ref('Fleet'), ref('FleetPlacement')] },
+            'The whole configuration, or its placement with ?view=placement',
+          ),
+          '400': failure('view is not placement'),
+        },
       },
     },
     '/api/v1/revisions': {
@@ -455,6 +471,22 @@ function apiSchemas(): Record<string, SchemaObject> {
     },
     ...revisionSchemas(),
     ...previewSchemas(),
+    FleetPlacement: {
+      description: 'Where each node and relay is served from: its policy server, root or a relay',
+      type: 'object',
+      additionalProperties: false,
+      required: ['nodes', 'relays'],
+      properties: {
+        nodes: { type: 'array', items: ref('Placement') },
+        relays: { type: 'array', items: ref('Placement') },
+      },
+    },
+    Placement: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'policyServer'],
+      properties: { id: { type: 'string', minLength: 1 }, policyServer: { type: 'string', minLength: 1 } },
+    },
     Fleet: {
       ...upsert,
       properties: {

@@ -41,7 +41,7 @@ import {
   deliveryCheck,
   pingCheck,
 } from '@policygen/service-kit';
-import type { SnapshotSource } from '@policygen/store';
+import type { PlacementSource } from '@policygen/store';
 import { ConfirmationPublisher } from '../distribution/confirmation-publisher';
 import { Distributor } from '../distribution/distributor';
 import { CHANGE_LOG_GROUP, DistributionEventsController } from './distribution-events.controller';
@@ -50,7 +50,7 @@ import { DEAD_LETTERS, DISTRIBUTOR } from './tokens';
 export interface DistributionServiceOptions {
   readonly messaging: Messaging;
   readonly cache: BundleCache;
-  readonly snapshots: SnapshotSource;
+  readonly snapshots: PlacementSource;
   readonly logger: Logger;
   readonly topics: TopicNames;
   /** Blob directory and root feed. */

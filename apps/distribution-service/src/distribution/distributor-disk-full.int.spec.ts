@@ -7,6 +7,7 @@ import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
 import { SmallDisk } from '@policygen/testing-infra';
 import { Distributor } from './distributor';
+import { placementOf } from '@policygen/store';
 
 type BundleEvent = Extract<NodeBundleEvent, { type: 'node.bundle' }>;
 
@@ -34,7 +35,9 @@ describe('the distributor on a disk that fills up', () => {
         log,
         blobs,
         cache,
-        snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+        snapshots: {
+          latestPlacement: async () => ({ revision: 1, placement: placementOf(validation.fleet) }),
+        },
         logger: pino({ level: 'silent' }),
         tokenSecret: null,
       });

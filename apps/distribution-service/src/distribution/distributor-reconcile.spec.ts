@@ -10,6 +10,7 @@ import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
 import type { DistributedRecord } from './distributor';
 import { Distributor } from './distributor';
+import { placementOf } from '@policygen/store';
 
 /**
  * A distributor starting on a feed written from another configuration than the one it is given:
@@ -46,7 +47,7 @@ describe('Distributor, at start, against the configuration', () => {
       log,
       blobs,
       cache,
-      snapshots: { latest: async () => ({ revision, fleet: { ...fleet, nodes } }) },
+      snapshots: { latestPlacement: async () => ({ revision, placement: placementOf({ ...fleet, nodes }) }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: 'a-secret-long-enough-for-node-keys',
       onWritten: async ({ distributed: records }) => {

@@ -11,6 +11,7 @@ import type { NodeBundleEvent } from '@policygen/events';
 import { buildDemoFleetFile } from '@policygen/fleets';
 import type { DistributedRecord, DistributorOptions } from './distributor';
 import { Distributor } from './distributor';
+import { placementOf } from '@policygen/store';
 
 /** The bundle hash of a node.bundle event. */
 const hashOf = (event: NodeBundleEvent): string | null => (event.type === 'node.bundle' ? event.hash : null);
@@ -58,7 +59,7 @@ describe('Distributor', () => {
       log,
       blobs,
       cache,
-      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      snapshots: { latestPlacement: async () => ({ revision: 1, placement: placementOf(fleet) }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: null,
       ...options,
@@ -237,7 +238,9 @@ describe('Distributor', () => {
         log,
         blobs,
         cache,
-        snapshots: { latest: async () => ({ revision: 1, fleet: validation.fleet }) },
+        snapshots: {
+          latestPlacement: async () => ({ revision: 1, placement: placementOf(validation.fleet) }),
+        },
         logger: pino({ level: 'silent' }),
         tokenSecret,
       });
@@ -295,7 +298,7 @@ describe('Distributor', () => {
       log,
       blobs,
       cache: flaky,
-      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      snapshots: { latestPlacement: async () => ({ revision: 1, placement: placementOf(fleet) }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: null,
     });
@@ -338,7 +341,7 @@ describe('Distributor', () => {
     const options = {
       log,
       cache,
-      snapshots: { latest: async () => ({ revision: 1, fleet }) },
+      snapshots: { latestPlacement: async () => ({ revision: 1, placement: placementOf(fleet) }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: null,
     };

@@ -17,14 +17,15 @@ import {
 } from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
 import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
-import type { ConfigSnapshot, SnapshotSource } from '@policygen/store';
+import type { PlacementSnapshot, PlacementSource } from '@policygen/store';
 
 export interface DistributorOptions {
   readonly log: FeedLog;
   readonly blobs: BlobDirectory;
   /** Where the generator put the files' contents. */
   readonly cache: BundleCache;
-  readonly snapshots: SnapshotSource;
+  /** The relay tree and where each node sits in it: all of the configuration the root reads. */
+  readonly snapshots: PlacementSource;
   readonly logger: Logger;
   /** The secret node tokens and relay credentials derive from; without it, nobody can authenticate. */
   readonly tokenSecret: string | null;
@@ -253,7 +254,7 @@ export class Distributor {
    * and the configuration does not have are removed: their removal was lost (a crash before it was
    * generated, a flushed cache), or never happened in this configuration.
    */
-  private async reconcile(snapshot: ConfigSnapshot): Promise<void> {
+  private async reconcile(snapshot: PlacementSnapshot): Promise<void> {
     const feedRevision = this.options.log.latestRevision;
     if (feedRevision > snapshot.revision) {
       this.rebased = { feedRevision, configRevision: snapshot.revision };
@@ -263,7 +264,7 @@ export class Distributor {
         'the feed is ahead of the configuration (its data lost, or restored from an older backup): rebuilding the feed from the configuration',
       );
     }
-    const present = new Set(snapshot.fleet.nodes.map((node) => node.id));
+    const present = new Set(snapshot.placement.nodes.map((node) => node.id));
     const removed: UnnumberedEntry[] = [];
     for (const entry of this.options.log.latestEntries()) {
       if (present.has(entry.nodeId)) continue;
@@ -281,20 +282,20 @@ export class Distributor {
     );
   }
 
-  private async loadSnapshot(atLeast: number): Promise<ConfigSnapshot> {
+  private async loadSnapshot(atLeast: number): Promise<PlacementSnapshot> {
     const giveUpAt = Date.now() + (this.options.snapshotPatienceMs ?? 30_000);
-    let snapshot = await this.options.snapshots.latest();
+    let snapshot = await this.options.snapshots.latestPlacement();
     while (snapshot.revision < atLeast && Date.now() < giveUpAt) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      snapshot = await this.options.snapshots.latest();
+      snapshot = await this.options.snapshots.latestPlacement();
     }
-    const topology = RelayTopology.of(snapshot.fleet);
+    const topology = RelayTopology.of(snapshot.placement);
     this.topology = topology;
     this.revision = snapshot.revision;
     const entries = this.ledger.number(this.ledger.placeOn(topology, null));
     await this.append(entries);
     this.options.logger.info(
-      { revision: snapshot.revision, nodes: snapshot.fleet.nodes.length, moved: entries.length },
+      { revision: snapshot.revision, nodes: snapshot.placement.nodes.length, moved: entries.length },
       'relay tree loaded from a snapshot',
     );
     return snapshot;

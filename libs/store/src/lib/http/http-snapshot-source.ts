@@ -1,5 +1,7 @@
 import type { Fleet, NodeShare } from '@policygen/engine';
 import { fleetShare, validateFleet } from '@policygen/engine';
+import type { PlacementSnapshot, PlacementSource } from './fleet-placement';
+import { parseFleetPlacement } from './fleet-placement';
 
 /** The configuration at a revision, from which the change log is followed. */
 export interface ConfigSnapshot {
@@ -23,14 +25,41 @@ export interface SnapshotOptions {
  * The config-service's export (`GET /api/v1/export`); its ETag is the revision. `token` is a reader's
  * API token (`POLICYGEN_SERVICE_TOKEN` in a deployment).
  */
-export class HttpSnapshotSource implements SnapshotSource {
+export class HttpSnapshotSource implements SnapshotSource, PlacementSource {
   constructor(
     private readonly baseUrl: string,
     private readonly token: string | null,
   ) {}
 
   async latest(options: SnapshotOptions = {}): Promise<ConfigSnapshot> {
-    const url = new URL('/api/v1/export', this.baseUrl);
+    const { revision, body, committedAt } = await this.export('');
+    const validation = validateFleet(options.holds ? fleetShare(body, options.holds) : body);
+    if (!validation.ok)
+      throw new Error(
+        `the exported configuration at revision ${revision} is invalid: ` +
+          validation.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '),
+      );
+    return { revision, fleet: validation.fleet, ...(committedAt ? { committedAt } : {}) };
+  }
+
+  /**
+   * The relay tree and the nodes' places in it, without the rest of the configuration: the
+   * distribution needs no more, and a fleet's export, parse and validation cost it ~6% of an import.
+   */
+  async latestPlacement(): Promise<PlacementSnapshot> {
+    const { revision, body, committedAt } = await this.export('?view=placement');
+    const parsed = parseFleetPlacement(body);
+    if (!parsed.ok)
+      throw new Error(
+        `the exported placement at revision ${revision} is invalid: ${parsed.issues.join('; ')}`,
+      );
+    return { revision, placement: parsed.placement, ...(committedAt ? { committedAt } : {}) };
+  }
+
+  private async export(
+    query: string,
+  ): Promise<{ readonly revision: number; readonly body: unknown; readonly committedAt?: string }> {
+    const url = new URL(`/api/v1/export${query}`, this.baseUrl);
     const response = await fetch(url, {
       headers: this.token === null ? {} : { authorization: `Bearer ${this.token}` },
     });
@@ -38,18 +67,8 @@ export class HttpSnapshotSource implements SnapshotSource {
     const revision = Number(/^(?:W\/)?"?(\d+)"?$/.exec(response.headers.get('etag') ?? '')?.[1]);
     if (!Number.isInteger(revision))
       throw new Error(`GET ${url.href} gave no revision in its ETag (${response.headers.get('etag')})`);
-    const exported: unknown = await response.json();
-    const validation = validateFleet(options.holds ? fleetShare(exported, options.holds) : exported);
-    if (!validation.ok)
-      throw new Error(
-        `the exported configuration at revision ${revision} is invalid: ` +
-          validation.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '),
-      );
-    const committedAt = response.headers.get('last-modified');
-    return {
-      revision,
-      fleet: validation.fleet,
-      ...(committedAt ? { committedAt: new Date(committedAt).toISOString() } : {}),
-    };
+    const body: unknown = await response.json();
+    const lastModified = response.headers.get('last-modified');
+    return { revision, body, ...(lastModified ? { committedAt: new Date(lastModified).toISOString() } : {}) };
   }
 }
