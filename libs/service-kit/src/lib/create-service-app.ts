@@ -3,7 +3,9 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
+import { NestPinoLogger } from './nest-logger';
+import type { ServiceShellOptions } from './service-shell.options';
+import { SERVICE_SHELL_OPTIONS } from './service-shell.options';
 
 export interface ServiceAppOptions {
   /** The Express app to serve on (default: one of its own), e.g. mounted beside other services. */
@@ -27,7 +29,9 @@ export async function createServiceApp(
     // Fail by rejecting, not by exiting the process: the caller decides.
     { bufferLogs: true, abortOnError: false, bodyParser: false },
   );
-  app.useLogger(app.get(Logger));
+  app.useLogger(
+    new NestPinoLogger(app.get<ServiceShellOptions>(SERVICE_SHELL_OPTIONS, { strict: false }).logger),
+  );
   app.flushLogs();
   app.set('x-powered-by', false);
   if (options.bodyParser ?? true) app.useBodyParser('json', { limit: options.bodyLimit ?? '64mb' });

@@ -4,7 +4,6 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { CredentialGuard } from './auth/credential.guard';
 import { TerminusModule } from '@nestjs/terminus';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LoggerModule } from 'nestjs-pino';
 import { pinoHttp } from 'pino-http';
 import { HealthController } from './health.controller';
 import { HttpMetricsMiddleware } from './http-metrics.middleware';
@@ -18,7 +17,11 @@ import { StatusController } from './status.controller';
 const ALL_ROUTES = { path: '{*splat}', method: RequestMethod.ALL };
 const DEFAULT_QUIET_PATHS = ['/health/live', '/health/ready', '/metrics'];
 
-/** One JSON line per request with method, path, status and duration; 5xx with their stack. */
+/**
+ * One JSON line per request with method, path, status and duration; 5xx with their stack. pino-http
+ * alone: nestjs-pino ran every request inside an AsyncLocalStorage, whose first use turns on V8's
+ * promise hooks for the whole process for good (~0.3 µs on every promise after it).
+ */
 function requestLog(options: ServiceShellOptions) {
   const quiet = new Set(options.quietPaths ?? DEFAULT_QUIET_PATHS);
   return pinoHttp<IncomingMessage, ServerResponse>({
@@ -56,14 +59,7 @@ export class ServiceShellModule implements NestModule {
   static forRoot(options: ServiceShellOptions): DynamicModule {
     return {
       module: ServiceShellModule,
-      imports: [
-        TerminusModule.forRoot({ logger: false }),
-        // The app's logger only: its per-request middleware runs every request in an
-        // AsyncLocalStorage, which turns on V8's promise hooks for the whole process for good —
-        // ~0.3 µs on every promise after the first request, Kafka's and Redis's included. The
-        // request log is pino-http's own (`configure`), which needs no request context.
-        LoggerModule.forRoot({ pinoHttp: { logger: options.logger }, forRoutes: [] }),
-      ],
+      imports: [TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController, StatusController, MetricsController],
       providers: [
         { provide: SERVICE_SHELL_OPTIONS, useValue: options },

@@ -13,7 +13,7 @@ import { ServiceShellModule } from './service-shell.module';
 import { Public, Requires } from './auth/access';
 import type { AuthenticatedRequest } from './auth/credential.guard';
 import type { Principal } from './auth/principal';
-import { storage as requestContext } from 'nestjs-pino/storage';
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 @Controller('things')
 class ThingsController {
@@ -207,10 +207,20 @@ describe('ServiceShellModule', () => {
   });
 
   it('logs requests without running them in an AsyncLocalStorage (which would slow every promise of the process)', async () => {
-    expect((await get('/things/42')).status).toBe(200);
-    // nestjs-pino's request context: once enabled, V8's promise hooks stay on for the process
-    // (Node's AsyncLocalStorage says so by a field its types leave out).
-    expect((requestContext as unknown as { enabled: boolean }).enabled).toBe(false);
+    const run = jest.spyOn(AsyncLocalStorage.prototype, 'run');
+    const enterWith = jest.spyOn(AsyncLocalStorage.prototype, 'enterWith');
+    try {
+      lines.length = 0;
+      expect((await get('/things/42')).status).toBe(200);
+      expect(lines.map((line) => line['msg'])).toEqual([
+        expect.stringMatching(/^GET \/things\/42 200 \d+ ms$/),
+      ]);
+      expect(run).not.toHaveBeenCalled();
+      expect(enterWith).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+      enterWith.mockRestore();
+    }
   });
 
   it('serves its metrics with the HTTP durations by route pattern', async () => {
