@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { loadFleet, validateFleet } from '@policygen/engine';
+import { compareCodeUnits, loadFleet, validateFleet } from '@policygen/engine';
 import type { Fleet } from '@policygen/engine';
 import type { FleetPlacement } from '@policygen/store';
 import { placementOf } from '@policygen/store';
@@ -38,7 +38,10 @@ export class ChangesService {
   /** Where each node and relay is served from: all the distribution reads of the configuration. */
   exportPlacement(): Revisioned<FleetPlacement> {
     const { revision, index } = this.state.current;
-    return new Revisioned(revision, placementOf(index.toFleet()));
+    // Only the two collections it gives, in the export's order: `toFleet` would sort them all.
+    const byId = <T extends { readonly id: string }>(entities: ReadonlyMap<string, T>): T[] =>
+      [...entities.values()].sort((a, b) => compareCodeUnits(a.id, b.id));
+    return new Revisioned(revision, placementOf({ nodes: byId(index.nodes), relays: byId(index.relays) }));
   }
 
   /** Commits a change set; `body` may say why in a `reason` field beside `upsert` and `delete`. */
