@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Runs tools/bench/stage-bench.ts, bundled from source by esbuild (no build first), and prints its
+// table. Usage: node tools/bench/stage-bench.mjs [--nodes N] [--slice N] [--out FILE]
+import { build } from 'esbuild';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..', '..');
+
+/**
+ * @typedef {{ feedMatchesEngine: boolean }} StageBenchReport
+ * @typedef {{
+ *   runStageBench: (options: { nodes: number, slice: number }) => Promise<StageBenchReport>,
+ *   formatStageReport: (report: StageBenchReport) => string,
+ * }} StageBench
+ */
+
+/** @returns {Promise<StageBench>} the module, its workspace libraries bundled from source (tsconfig paths), its packages from node_modules */
+async function loadStageBench() {
+  const bundled = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'tools/bench/stage-bench.ts')],
+    tsconfig: join(ROOT, 'tsconfig.base.json'),
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'cjs',
+    write: false,
+    logLevel: 'warning',
+  });
+  const module = { exports: {} };
+  const [output] = bundled.outputFiles;
+  if (!output) throw new Error('esbuild gave no output');
+  new Function('module', 'exports', 'require', output.text)(
+    module,
+    module.exports,
+    createRequire(join(ROOT, 'package.json')),
+  );
+  return /** @type {StageBench} */ (module.exports);
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string', default: '6000' },
+      slice: { type: 'string', default: '64' },
+      out: { type: 'string' },
+    },
+  });
+  const nodes = Number(values.nodes);
+  const slice = Number(values.slice);
+  if (!Number.isSafeInteger(nodes) || nodes < 2 || !Number.isSafeInteger(slice) || slice < 1) {
+    process.stderr.write('stage-bench: --nodes must be a whole number of 2 or more, --slice of 1 or more\n');
+    process.exit(2);
+  }
+  const { runStageBench, formatStageReport } = await loadStageBench();
+  const report = await runStageBench({ nodes, slice });
+  process.stdout.write(`${formatStageReport(report)}\n`);
+  if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+  process.exit(report.feedMatchesEngine ? 0 : 1);
+}
+
+main().catch((error) => {
+  process.stderr.write(
+    `stage-bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
