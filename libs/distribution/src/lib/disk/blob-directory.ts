@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -185,9 +185,10 @@ export class BlobDirectory {
   async writeMany(blobs: Iterable<Blob>): Promise<number> {
     const fresh = new Map<string, Buffer>();
     for (const { sha256, content } of blobs) {
-      // Encoded once: the digest is checked on the bytes that are written.
+      // Encoded once: the digest is checked on the bytes that are written. One call, not a Hash
+      // object per blob: most blobs are small, and the object cost as much as the hashing.
       const bytes = typeof content === 'string' ? Buffer.from(content) : content;
-      const actual = createHash('sha256').update(bytes).digest('hex');
+      const actual = hash('sha256', bytes, 'hex');
       if (actual !== sha256) throw new Error(`blob ${sha256} has the digest ${actual}: refused`);
       if (!this.slots.has(sha256)) fresh.set(sha256, bytes);
     }
@@ -548,7 +549,7 @@ export class BlobDirectory {
       } catch {
         content = null;
       }
-      if (content && createHash('sha256').update(content).digest('hex') === sha256) continue;
+      if (content && hash('sha256', content, 'hex') === sha256) continue;
       this.writeRecords(deletionRecord(sha256, this.packOf[slot] ?? 0));
       this.forgetQuietly(sha256, slot);
       dropped.push(sha256);
