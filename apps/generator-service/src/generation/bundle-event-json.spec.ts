@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { NodeBundleEvent } from '@policygen/events';
-import { bundleEventJson } from './bundle-event-json';
+import { bundleEventJson, filesJsonOf } from './bundle-event-json';
 
 describe('bundleEventJson', () => {
   it('is JSON.stringify of the event object, whatever the record holds', () => {
@@ -38,6 +38,24 @@ describe('bundleEventJson', () => {
           expect(json).toBe(JSON.stringify(event));
         },
       ),
+    );
+  });
+
+  it('encodes a file list as JSON.stringify of each file but the one left out, whatever its paths and digests hold', () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.string({
+        unit: fc.constantFrom('a', '/', '"', '\\', '\n', '\u0000', '\u007f', 'é', '\ud800', '\udfff'),
+      }),
+    );
+    const file = fc.record({ path: text, sha256: text, bytes: fc.nat() });
+    fc.assert(
+      fc.property(fc.array(file, { maxLength: 6 }), text, (files, leftOut) => {
+        const expected = JSON.stringify(
+          files.filter((entry) => entry.path !== leftOut).map(({ path, sha256 }) => ({ path, sha256 })),
+        );
+        expect(filesJsonOf(files, leftOut)).toBe(expected);
+      }),
     );
   });
 });

@@ -9,7 +9,7 @@ import type { MessageProducer } from '@policygen/messaging';
 import { MessageTooLargeError } from '@policygen/messaging';
 import type { NodeOutcome, PublishedBundle } from './node-outcome';
 import { RecentDigests } from './recent-digests';
-import { bundleEventJson } from './bundle-event-json';
+import { bundleEventJson, filesJsonOf } from './bundle-event-json';
 
 /** How long the cache keeps a blob no bundle names (the generator's default). */
 export const DEFAULT_CACHE_BLOB_GRACE_MS = 3_600_000;
@@ -306,16 +306,18 @@ function withoutContent(file: BundleEntry): BundleEntry {
 }
 
 function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord & { filesJson: string } {
-  const files = bundle.files
-    .filter((file) => file.path !== MANIFEST_FILE)
-    .map((file) => ({ path: file.path, sha256: file.sha256 }));
   return {
     nodeId: bundle.nodeId,
     hash: bundle.hash,
     revision: stamp.revision,
     committedAt: stamp.committedAt,
-    files,
-    filesJson: JSON.stringify(files),
+    // The caches and the event read `filesJson`: the list of objects is made only if asked for.
+    get files() {
+      return bundle.files
+        .filter((file) => file.path !== MANIFEST_FILE)
+        .map((file) => ({ path: file.path, sha256: file.sha256 }));
+    },
+    filesJson: filesJsonOf(bundle.files, MANIFEST_FILE),
     manifestSha256: bundle.manifest.sha256,
   };
 }

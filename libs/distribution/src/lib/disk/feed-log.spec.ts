@@ -18,12 +18,19 @@ import { FeedLog } from './feed-log';
 const AT = '2026-11-24T10:00:00.000Z';
 const digestOf = (content: string): string => createHash('sha256').update(content).digest('hex');
 
-/** A node's entry as the fleet's are: 34 files, 27 of them shared by a quarter of the nodes. */
-function entry(seq: number, node: number, fileCount = 34): FeedEntry {
+/**
+ * A node's entry as the fleet's are: 34 files, 27 of them shared by a quarter of the nodes; with
+ * `oneContent`, every file has the same content (one digest at several paths).
+ */
+function entry(seq: number, node: number, fileCount = 34, oneContent = false): FeedEntry {
   const files = Array.from({ length: fileCount }, (_, index) => ({
     path: `rules/cfengine-community/file-${String(index).padStart(2, '0')}.cf`,
     sha256: digestOf(
-      index < 7 ? `node ${node} file ${index} at ${seq}` : `shared ${index} variant ${node % 4}`,
+      oneContent
+        ? 'the same content'
+        : index < 7
+          ? `node ${node} file ${index} at ${seq}`
+          : `shared ${index} variant ${node % 4}`,
     ),
   }));
   return {
@@ -196,8 +203,13 @@ describe('FeedLog rewriting beside the appends', () => {
         if (expected instanceof FeedLog) expect(slice).toEqual(expected.after(after, relay, 7));
       }
     if (expected instanceof Map)
-      expect(new Map([...log.latestEntries()].map((entry) => [entry.nodeId, entry.bundle?.hash]))).toEqual(
-        new Map([...expected].map(([node, entry]) => [node, entry.bundle?.hash])),
+      // Each node's bundle and its files as appended, however the log shares them between entries.
+      expect(
+        new Map(
+          [...log.latestEntries()].map((entry) => [entry.nodeId, [entry.bundle?.hash, entry.bundle?.files]]),
+        ),
+      ).toEqual(
+        new Map([...expected].map(([node, entry]) => [node, [entry.bundle?.hash, entry.bundle?.files]])),
       );
   };
 
@@ -206,6 +218,7 @@ describe('FeedLog rewriting beside the appends', () => {
       node: fc.nat(5),
       path: fc.nat(PATHS.length - 1),
       files: fc.nat(3),
+      oneContent: fc.boolean(),
       advance: fc.nat(2),
       settle: fc.boolean(),
     });
@@ -220,8 +233,8 @@ describe('FeedLog rewriting beside the appends', () => {
           const everOn = new Map<string, Set<string>>();
           let seq = 0;
           for (const batch of batches) {
-            const entries = batch.map(({ node, path, files }) => {
-              const base = entry(++seq, node, files + 1);
+            const entries = batch.map(({ node, path, files, oneContent }) => {
+              const base = entry(++seq, node, files + 1, oneContent);
               const made = {
                 ...base,
                 path: [...(PATHS[path] ?? [])],

@@ -531,8 +531,8 @@ function withFormerRelays(entry: FeedEntry, previous: FeedEntry): FeedEntry {
 /** Shares equal strings, relay paths and file references between entries. */
 class Interner {
   private readonly strings = new Map<string, string>();
-  /** By path, then by digest. */
-  private readonly files = new Map<string, Map<string, FeedFile>>();
+  /** By digest: the file, or the files by path when its content is at several paths. */
+  private readonly files = new Map<string, FeedFile | Map<string, FeedFile>>();
 
   /** Relay paths are kept across `fresh`: the blob references compare them by identity. */
   constructor(private readonly paths = new Map<string, string[]>()) {}
@@ -589,16 +589,23 @@ class Interner {
   }
 
   private file(file: FeedFile): FeedFile {
-    const path = this.string(file.path);
-    let byDigest = this.files.get(path);
-    if (!byDigest) {
-      byDigest = new Map();
-      this.files.set(path, byDigest);
-    }
-    const known = byDigest.get(file.sha256);
-    if (known) return known;
-    const interned = { path, sha256: file.sha256 };
-    byDigest.set(file.sha256, interned);
+    // One lookup by digest: a content is nearly always at one path (by path when at several).
+    const known = this.files.get(file.sha256);
+    if (known instanceof Map) {
+      const atPath = known.get(file.path);
+      if (atPath) return atPath;
+    } else if (known?.path === file.path) return known;
+    const interned: FeedFile = { path: this.string(file.path), sha256: file.sha256 };
+    if (known === undefined) this.files.set(file.sha256, interned);
+    else if (known instanceof Map) known.set(interned.path, interned);
+    else
+      this.files.set(
+        file.sha256,
+        new Map([
+          [known.path, known],
+          [interned.path, interned],
+        ]),
+      );
     return interned;
   }
 }
