@@ -20,7 +20,7 @@ export function bundleEventJson(
 }
 
 /** Characters JSON.stringify may write other than as they are (quotes, escapes, controls, beyond ASCII). */
-const NOT_PLAIN = /["\\\u0000-\u001f\u007f-\uffff]/;
+const NOT_PLAIN = /["\\\p{Cc}\u0080-\uffff]/u;
 
 function jsonString(text: string): string {
   return NOT_PLAIN.test(text) ? JSON.stringify(text) : `"${text}"`;
