@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs tools/bench/stage-bench.ts, bundled from source by esbuild (no build first), and prints its
-// table. Usage: node tools/bench/stage-bench.mjs [--nodes N] [--slice N] [--out FILE]
+// table. Usage: node tools/bench/stage-bench.mjs [--nodes N] [--slice N] [--changes N] [--out FILE]
 import { build } from 'esbuild';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,7 +12,7 @@ const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..', '..');
 /**
  * @typedef {{ feedMatchesEngine: boolean }} StageBenchReport
  * @typedef {{
- *   runStageBench: (options: { nodes: number, slice: number }) => Promise<StageBenchReport>,
+ *   runStageBench: (options: { nodes: number, slice: number, changes: number }) => Promise<StageBenchReport>,
  *   formatStageReport: (report: StageBenchReport) => string,
  * }} StageBench
  */
@@ -42,21 +42,40 @@ async function loadStageBench() {
 }
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      nodes: { type: 'string', default: '6000' },
-      slice: { type: 'string', default: '64' },
-      out: { type: 'string' },
-    },
-  });
+  /** @type {{ values: { nodes?: string, slice?: string, changes?: string, out?: string } }} */
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        nodes: { type: 'string', default: '6000' },
+        slice: { type: 'string', default: '64' },
+        changes: { type: 'string', default: '300' },
+        out: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`stage-bench: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  const { values } = parsed;
   const nodes = Number(values.nodes);
   const slice = Number(values.slice);
-  if (!Number.isSafeInteger(nodes) || nodes < 2 || !Number.isSafeInteger(slice) || slice < 1) {
-    process.stderr.write('stage-bench: --nodes must be a whole number of 2 or more, --slice of 1 or more\n');
+  const changes = Number(values.changes);
+  if (
+    !Number.isSafeInteger(nodes) ||
+    nodes < 2 ||
+    !Number.isSafeInteger(slice) ||
+    slice < 1 ||
+    !Number.isSafeInteger(changes) ||
+    changes < 0
+  ) {
+    process.stderr.write(
+      'stage-bench: --nodes must be a whole number of 2 or more, --slice of 1 or more, --changes of 0 or more\n',
+    );
     process.exit(2);
   }
   const { runStageBench, formatStageReport } = await loadStageBench();
-  const report = await runStageBench({ nodes, slice });
+  const report = await runStageBench({ nodes, slice, changes });
   process.stdout.write(`${formatStageReport(report)}\n`);
   if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
   process.exit(report.feedMatchesEngine ? 0 : 1);

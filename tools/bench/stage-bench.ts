@@ -17,7 +17,9 @@ import type { OutgoingMessage, TopicMessages } from '@policygen/messaging';
 import { parseEvent, TOPICS } from '@policygen/sdk';
 import { placementOf } from '@policygen/store';
 import { BundlePublisher } from '../../apps/generator-service/src/generation/bundle-publisher';
+import type { RevisionStamp } from '../../apps/generator-service/src/generation/bundle-publisher';
 import type { NodeOutcome } from '../../apps/generator-service/src/generation/node-outcome';
+import { planSteadyChanges } from '../../apps/cli/src/bench/pipeline/change-plan';
 import type { ReceivedBundleEvent } from '../../apps/distribution-service/src/distribution/distributor';
 import { Distributor } from '../../apps/distribution-service/src/distribution/distributor';
 
@@ -26,14 +28,20 @@ export interface StageBenchOptions {
   /** Nodes computed and published together, as the generator's slices (default 64, a change's). */
   readonly slice?: number;
   readonly seed?: number;
+  /** Change sets of the steady load's mix applied after the import (default 300). */
+  readonly changes?: number;
 }
 
-/** CPU ms per node of each stage, over the measured half of the fleet. */
+/** CPU ms of each stage (per node in a report). */
 export interface StageTimes {
-  readonly engine: number;
-  readonly publish: number;
-  readonly parse: number;
-  readonly distribute: number;
+  engine: number;
+  publish: number;
+  parse: number;
+  distribute: number;
+}
+
+function zeroTimes(): StageTimes {
+  return { engine: 0, publish: 0, parse: 0, distribute: 0 };
 }
 
 export interface StageBenchReport {
@@ -46,6 +54,13 @@ export interface StageBenchReport {
   /** Bytes per node on each hop: the `node.bundle` event, the cache's record, the feed's latest record. */
   readonly bytesPerNode: { readonly event: number; readonly latest: number };
   readonly filesPerEvent: number;
+  /** The steady load's mix after the import: each change set's nodes computed and carried alone. */
+  readonly steady: {
+    readonly changeSets: number;
+    readonly nodeChanges: number;
+    readonly msPerNodeChange: StageTimes;
+    readonly servicesTimesEngine: number;
+  };
   /** Every node's entry on the root feed carries the hash the engine gave it. */
   readonly feedMatchesEngine: boolean;
 }
@@ -67,7 +82,8 @@ function cpuMs(): number {
  */
 export async function runStageBench(options: StageBenchOptions): Promise<StageBenchReport> {
   const slice = options.slice ?? 64;
-  const validation = validateFleet(buildBenchFleet({ nodes: options.nodes, seed: options.seed ?? 1 }).fleet);
+  const bench = buildBenchFleet({ nodes: options.nodes, seed: options.seed ?? 1 });
+  const validation = validateFleet(bench.fleet);
   if (!validation.ok) throw new Error('the bench fleet is invalid');
   const engine = GenerationEngine.fromFleet(validation.fleet, { revision: 1 });
   const cache = new MemoryBundleCache();
@@ -102,97 +118,125 @@ export async function runStageBench(options: StageBenchOptions): Promise<StageBe
       JSON.stringify(confirmationsOf(entries, 'root', new Date().toISOString()));
     },
   });
+  const expected = new Map<string, string>();
+  let counts = { events: 0, eventBytes: 0, files: 0 };
+  /** One slice through every stage, as the generator publishes it and the root writes it. */
+  const runSlice = async (
+    nodeIds: readonly string[],
+    stamp: RevisionStamp,
+    times: StageTimes,
+  ): Promise<void> => {
+    let began = cpuMs();
+    const outcomes: NodeOutcome[] = nodeIds.map((nodeId) => {
+      const generatedAt = Date.now();
+      const regeneration = engine.regenerateNode(nodeId, {
+        materialise: true,
+        generatedAt,
+        stored: publisher.stored,
+      });
+      const bundle =
+        !regeneration.skipped && regeneration.bundle?.hash
+          ? publisher.published(regeneration.bundle, generatedAt, false)
+          : undefined;
+      if (bundle) expected.set(nodeId, bundle.hash);
+      return {
+        nodeId,
+        skipped: regeneration.skipped,
+        result: regeneration.result,
+        ...(bundle ? { bundle } : {}),
+        durationMs: 0,
+        generatedAt,
+        forced: false,
+      };
+    });
+    times.engine += cpuMs() - began;
+    began = cpuMs();
+    sent.length = 0;
+    await publisher.publish(outcomes, stamp, (nodeId, at) => engine.bundle(nodeId, { generatedAt: at }));
+    times.publish += cpuMs() - began;
+    began = cpuMs();
+    const received: ReceivedBundleEvent[] = [];
+    for (const message of sent) {
+      if (message.topic !== TOPIC_NAMES.nodeBundles) continue;
+      const json = Buffer.from(message.value);
+      const parsed = parseEvent(TOPICS.nodeBundles, json.toString('utf8'), {
+        knownDigest: (sha256) => distributor.holdsBlob(sha256),
+      });
+      if (!parsed.ok) throw new Error(`an event the distribution refuses: ${JSON.stringify(parsed.issues)}`);
+      received.push({ event: parsed.event, receivedAt: Date.now(), json });
+      counts.eventBytes += json.length;
+      if (parsed.event.type === 'node.bundle') counts.files += parsed.event.files.length;
+      counts.events++;
+    }
+    times.parse += cpuMs() - began;
+    began = cpuMs();
+    await distributor.bundles(received);
+    times.distribute += cpuMs() - began;
+  };
+  const perNode = (times: StageTimes, nodes: number): StageTimes => ({
+    engine: times.engine / Math.max(1, nodes),
+    publish: times.publish / Math.max(1, nodes),
+    parse: times.parse / Math.max(1, nodes),
+    distribute: times.distribute / Math.max(1, nodes),
+  });
+  const afterEngine = (ms: StageTimes): number => (ms.publish + ms.parse + ms.distribute) / ms.engine;
   try {
     await distributor.start();
     const nodeIds = engine.compiled.nodeIds;
     const half = Math.floor(nodeIds.length / 2);
-    const expected = new Map<string, string>();
-    let times = { engine: 0, publish: 0, parse: 0, distribute: 0 };
-    let eventBytes = 0;
-    let files = 0;
-    let events = 0;
-    for (const [part, measured] of [
-      [nodeIds.slice(0, half), false],
-      [nodeIds.slice(half), true],
-    ] as const) {
-      times = { engine: 0, publish: 0, parse: 0, distribute: 0 };
-      latestBytes = eventBytes = files = events = 0;
-      for (let start = 0; start < part.length; start += slice) {
-        let began = cpuMs();
-        const outcomes: NodeOutcome[] = part.slice(start, start + slice).map((nodeId) => {
-          const generatedAt = Date.now();
-          const regeneration = engine.regenerateNode(nodeId, {
-            materialise: true,
-            generatedAt,
-            stored: publisher.stored,
-          });
-          const bundle =
-            !regeneration.skipped && regeneration.bundle?.hash
-              ? publisher.published(regeneration.bundle, generatedAt, false)
-              : undefined;
-          if (bundle) expected.set(nodeId, bundle.hash);
-          return {
-            nodeId,
-            skipped: regeneration.skipped,
-            result: regeneration.result,
-            ...(bundle ? { bundle } : {}),
-            durationMs: 0,
-            generatedAt,
-            forced: false,
-          };
-        });
-        times.engine += cpuMs() - began;
-        began = cpuMs();
-        sent.length = 0;
-        await publisher.publish(
-          outcomes,
-          { revision: 1, committedAt: new Date().toISOString() },
-          (nodeId, at) => engine.bundle(nodeId, { generatedAt: at }),
-        );
-        times.publish += cpuMs() - began;
-        began = cpuMs();
-        const received: ReceivedBundleEvent[] = [];
-        for (const message of sent) {
-          if (message.topic !== TOPIC_NAMES.nodeBundles) continue;
-          const json = Buffer.from(message.value);
-          const parsed = parseEvent(TOPICS.nodeBundles, json.toString('utf8'), {
-            knownDigest: (sha256) => distributor.holdsBlob(sha256),
-          });
-          if (!parsed.ok)
-            throw new Error(`an event the distribution refuses: ${JSON.stringify(parsed.issues)}`);
-          received.push({ event: parsed.event, receivedAt: Date.now(), json });
-          eventBytes += json.length;
-          if (parsed.event.type === 'node.bundle') files += parsed.event.files.length;
-          events++;
-        }
-        times.parse += cpuMs() - began;
-        began = cpuMs();
-        await distributor.bundles(received);
-        times.distribute += cpuMs() - began;
-      }
-      if (!measured) continue;
-      const perNode = (ms: number): number => ms / part.length;
-      const msPerNode = {
-        engine: perNode(times.engine),
-        publish: perNode(times.publish),
-        parse: perNode(times.parse),
-        distribute: perNode(times.distribute),
-      };
-      const feedMatchesEngine = [...expected].every(
-        ([nodeId, hash]) => log.latest(nodeId)?.bundle?.hash === hash,
-      );
-      return {
-        nodes: nodeIds.length,
-        measuredNodes: part.length,
-        slice,
-        msPerNode,
-        servicesTimesEngine: (msPerNode.publish + msPerNode.parse + msPerNode.distribute) / msPerNode.engine,
-        bytesPerNode: { event: eventBytes / Math.max(1, events), latest: latestBytes / Math.max(1, events) },
-        filesPerEvent: files / Math.max(1, events),
-        feedMatchesEngine,
-      };
+    if (half === 0) throw new Error('the fleet has no node to measure');
+    const stamp = (revision: number): RevisionStamp => ({ revision, committedAt: new Date().toISOString() });
+    let times = zeroTimes();
+    for (const part of [nodeIds.slice(0, half), nodeIds.slice(half)]) {
+      times = zeroTimes();
+      latestBytes = 0;
+      counts = { events: 0, eventBytes: 0, files: 0 };
+      for (let start = 0; start < part.length; start += slice)
+        await runSlice(part.slice(start, start + slice), stamp(1), times);
     }
-    throw new Error('the fleet has no node to measure');
+    const msPerNode = perNode(times, nodeIds.length - half);
+    const bytesPerNode = {
+      event: counts.eventBytes / Math.max(1, counts.events),
+      latest: latestBytes / Math.max(1, counts.events),
+    };
+    const filesPerEvent = counts.files / Math.max(1, counts.events);
+
+    // The steady load's mix (the pipeline benchmark's plan): each change set applied, then its nodes.
+    const plan = planSteadyChanges(engine.compiled, bench.landmarks, {
+      count: options.changes ?? 300,
+      seed: options.seed ?? 1,
+    });
+    const steadyTimes = zeroTimes();
+    let nodeChanges = 0;
+    for (const change of plan.changes) {
+      const outcome = engine.apply(change.changeSet);
+      if (!outcome.ok)
+        throw new Error(`a planned change set does not apply: ${JSON.stringify(outcome.issues)}`);
+      const pending = engine.pendingNodes();
+      nodeChanges += pending.length;
+      for (let start = 0; start < pending.length; start += slice)
+        await runSlice(pending.slice(start, start + slice), stamp(outcome.revision), steadyTimes);
+    }
+    const steadyPerChange = perNode(steadyTimes, nodeChanges);
+    const feedMatchesEngine = [...expected].every(
+      ([nodeId, hash]) => log.latest(nodeId)?.bundle?.hash === hash,
+    );
+    return {
+      nodes: nodeIds.length,
+      measuredNodes: nodeIds.length - half,
+      slice,
+      msPerNode,
+      servicesTimesEngine: afterEngine(msPerNode),
+      bytesPerNode,
+      filesPerEvent,
+      steady: {
+        changeSets: plan.changes.length,
+        nodeChanges,
+        msPerNodeChange: steadyPerChange,
+        servicesTimesEngine: afterEngine(steadyPerChange),
+      },
+      feedMatchesEngine,
+    };
   } finally {
     await log.close();
     await rm(dir, { recursive: true, force: true });
@@ -200,17 +244,20 @@ export async function runStageBench(options: StageBenchOptions): Promise<StageBe
 }
 
 export function formatStageReport(report: StageBenchReport): string {
-  const { msPerNode: ms } = report;
-  const row = (name: string, value: number): string =>
-    `${name.padEnd(11)} ${value.toFixed(3).padStart(7)} ms/node  ${(value / ms.engine).toFixed(2).padStart(5)}x the engine`;
+  const rows = (ms: StageTimes, unit: string): string[] =>
+    (['engine', 'publish', 'parse', 'distribute'] as const).map(
+      (stage) =>
+        `  ${stage.padEnd(11)} ${ms[stage].toFixed(3).padStart(7)} ms/${unit}  ${(ms[stage] / ms.engine).toFixed(2).padStart(5)}x the engine`,
+    );
+  const { steady } = report;
   return [
-    `stages: ${report.measuredNodes} of ${report.nodes} nodes measured (the first half warms up), slices of ${report.slice}`,
-    row('engine', ms.engine),
-    row('publish', ms.publish),
-    row('parse', ms.parse),
-    row('distribute', ms.distribute),
-    `after the engine: ${report.servicesTimesEngine.toFixed(2)}x the engine`,
-    `bytes per node: event ${report.bytesPerNode.event.toFixed(0)}, latest record ${report.bytesPerNode.latest.toFixed(0)}; ${report.filesPerEvent.toFixed(1)} files per event`,
+    `import: ${report.measuredNodes} of ${report.nodes} nodes measured (the first half warms up), slices of ${report.slice}`,
+    ...rows(report.msPerNode, 'node'),
+    `  after the engine: ${report.servicesTimesEngine.toFixed(2)}x the engine`,
+    `  bytes per node: event ${report.bytesPerNode.event.toFixed(0)}, latest record ${report.bytesPerNode.latest.toFixed(0)}; ${report.filesPerEvent.toFixed(1)} files per event`,
+    `steady: ${steady.changeSets} change sets of the pipeline benchmark's mix, ${steady.nodeChanges} node changes`,
+    ...rows(steady.msPerNodeChange, 'change'),
+    `  after the engine: ${steady.servicesTimesEngine.toFixed(2)}x the engine`,
     `root feed equal to the engine's hashes: ${report.feedMatchesEngine ? 'yes' : 'NO'}`,
   ].join('\n');
 }
