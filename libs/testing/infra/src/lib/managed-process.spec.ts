@@ -34,6 +34,20 @@ describe('ManagedProcess', () => {
     expect(child.logTail(1)).toBe('second');
   });
 
+  it('reports the exit of commands that end at once, before the guard waits for them', async () => {
+    // Such a command used to be reaped before the guard's \`wait -n\`, which then never saw it end.
+    const children = Array.from({ length: 12 }, (_, index) =>
+      ManagedProcess.start({
+        name: `quick-${index}`,
+        command: 'bash',
+        args: ['-c', `exit ${index % 5}`],
+        logFile: join(dir, `quick-${index}.log`),
+      }),
+    );
+    const exits = await Promise.all(children.map((child) => child.exited));
+    expect(exits).toEqual(children.map((_, index) => ({ code: index % 5, signal: null })));
+  });
+
   it('stops the command on request, escalating to SIGKILL when it ignores SIGTERM', async () => {
     const child = ManagedProcess.start({
       name: 'stubborn',

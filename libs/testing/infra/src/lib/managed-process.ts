@@ -29,9 +29,13 @@ while [ -z "$status" ]; do
   sleep "$pause" &
   nap=$!
   finished=
-  wait -n -p finished "$child" "$nap"
+  wait -n -p finished "$child" "$nap" 2>/dev/null
   code=$?
-  if [ "$finished" = "$child" ]; then status=$code; kill "$nap" 2>/dev/null; fi
+  if [ "$finished" = "$child" ]; then status=$code; kill "$nap" 2>/dev/null
+  elif ! kill -0 "$child" 2>/dev/null; then
+    # A command that ended before \`wait -n\` looked (reaped already) is no job of it any more: its saved status.
+    wait "$child"; status=$?; kill "$nap" 2>/dev/null
+  fi
 done
 exit "$status"
 `;
