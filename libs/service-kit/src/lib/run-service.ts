@@ -34,12 +34,13 @@ const STOP_TIMEOUT_MS = 25_000;
  * stops and the process exits 0 (1 if stopping failed or took too long).
  */
 export function runService<Shape extends z.ZodRawShape>(options: RunServiceOptions<Shape>): void {
-  const bootLogger = createServiceLogger(options.name);
   let settings: z.infer<z.ZodObject<Shape>> & ListenSettings;
   try {
     settings = readEnvironment(options.environment, process.env) as typeof settings;
   } catch (error) {
     if (!(error instanceof EnvironmentError)) throw error;
+    // Made only to say what is wrong: a logger kept for nothing would wake the process every second.
+    const bootLogger = createServiceLogger(options.name);
     for (const problem of error.problems) bootLogger.fatal({ problem }, problem);
     process.exit(2);
   }
