@@ -9,10 +9,11 @@
  *   when its throttle ends.
  * - `RequestQueue.scheduleRequestTimeoutCheck` gives each connection an interval of its own, every
  *   100 ms, to time out requests unanswered for longer than `requestTimeout`: with the 8–9
- *   connections of a service (admin, producer, consumers, their group coordinators), 50–60
- *   wake-ups a second of a process that has nothing to do. Here one sweep of the process looks at
- *   every connection's requests, each at least every tenth of its `requestTimeout` (at most every
- *   second): the same requests time out, as late as that after their timeout instead of 100 ms.
+ *   connections of a service (admin, producer, consumers, their group coordinators), 46–59 calls
+ *   a second of a process that has nothing to do (about ten wake-ups: Node keeps timers of one
+ *   duration in phase). Here one sweep of the process looks at every connection's requests, each
+ *   at least every tenth of its `requestTimeout` (at most every second): the same requests time
+ *   out, as late as that after their timeout instead of 100 ms.
  */
 
 /** What the replacement reads and writes of kafkajs's `RequestQueue` (src/network/requestQueue). */
