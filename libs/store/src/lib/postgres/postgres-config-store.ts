@@ -228,25 +228,15 @@ export class PostgresConfigStore implements ConfigStore {
     const committed: CommittedChange[] = [];
     const logRows: LogRow[] = [];
     const outboxRows: OutboxRow[] = [];
-    const net = new Map<string, Map<string, RevisionedRow | null>>();
-    const netOf = (kind: string): Map<string, RevisionedRow | null> => {
-      let writes = net.get(kind);
-      if (!writes) net.set(kind, (writes = new Map()));
-      return writes;
-    };
+    const net: NetWrites = new Map();
     let settings = storedSettings;
     for (const { changeSet, author, reason } of changes) {
       const revision = current + committed.length + 1;
-      for (const write of entityWrites(changeSet)) {
-        if (write.deletes.length === 0 && write.upserts.length === 0) continue;
-        const writes = netOf(write.kind);
-        for (const key of write.deletes) writes.set(key, null);
-        for (const row of write.upserts) writes.set(row.key, { ...row, revision });
-      }
+      foldEntityWrites(net, changeSet, revision);
       const merged = mergeSettings(changeSet, settings);
       if (merged) {
         settings = merged.body;
-        netOf(SETTINGS).set(SETTINGS, { ...merged, revision });
+        netWritesOf(net, SETTINGS).set(SETTINGS, { ...merged, revision });
       }
       const changeSetText = JSON.stringify(changeSet);
       const record = revisionRecord(revision, committedAt, changeSet, author, reason);
@@ -443,5 +433,29 @@ async function upsertRows(trx: Transaction<StoreDatabase>, rows: readonly Revisi
         })),
       )
       .execute();
+  }
+}
+
+/** Per entity kind, each key's last write of a group: its row, or null when it is deleted. */
+type NetWrites = Map<string, Map<string, RevisionedRow | null>>;
+
+function netWritesOf(net: NetWrites, kind: string): Map<string, RevisionedRow | null> {
+  let writes = net.get(kind);
+  if (!writes) net.set(kind, (writes = new Map()));
+  return writes;
+}
+
+/**
+ * Folds a change set's entity writes into the group's, the later winning. A function of its own:
+ * an import's change set loops here over every entity, and V8 compiled the whole commit plan in
+ * the middle of that loop (on-stack replacement) before the rest of it had ever run — the plan then
+ * fell back to the interpreter on every commit after (1,198 deoptimisations in a benchmark run).
+ */
+function foldEntityWrites(net: NetWrites, changeSet: ParsedChangeSet, revision: number): void {
+  for (const write of entityWrites(changeSet)) {
+    if (write.deletes.length === 0 && write.upserts.length === 0) continue;
+    const writes = netWritesOf(net, write.kind);
+    for (const key of write.deletes) writes.set(key, null);
+    for (const row of write.upserts) writes.set(row.key, { ...row, revision });
   }
 }
