@@ -17,7 +17,7 @@ export { connectionFromEnvironment, transportFor } from './connection';
 export type { CreateConsumerOptions } from './create-consumer';
 export { createConsumer } from './create-consumer';
 export type { KafkaConnection } from './transport/kafka-transport';
-export { quietKafkajsRequestQueues } from './transport/kafkajs-request-queue';
+export { quietKafkajsRequestQueues, requestTimeoutSweep } from './transport/kafkajs-request-queue';
 export type { EventStreamConnection } from './transport/event-stream-transport';
 export type { PositionStore } from './transport/position-store';
 export { MemoryPositionStore } from './transport/position-store';

@@ -68,10 +68,16 @@ export class RequestTimeoutSweep {
   private readonly queues = new Set<TimedRequestQueue>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private intervalMs = MAX_SWEEP_INTERVAL_MS;
+  private timedOutRequests = 0;
 
   /** Connections looked at, and how often (ms): the tightest of theirs. */
   get watching(): { readonly connections: number; readonly intervalMs: number | null } {
     return { connections: this.queues.size, intervalMs: this.timer === undefined ? null : this.intervalMs };
+  }
+
+  /** Requests timed out so far: a broker that stopped answering on a connection still open. */
+  get timedOut(): number {
+    return this.timedOutRequests;
   }
 
   add(queue: TimedRequestQueue): void {
@@ -96,7 +102,10 @@ export class RequestTimeoutSweep {
   sweep(now = Date.now()): void {
     for (const queue of [...this.queues]) {
       for (const request of [...queue.inflight.values()])
-        if (now - request.sentAt > request.requestTimeout) request.timeoutRequest();
+        if (now - request.sentAt > request.requestTimeout) {
+          this.timedOutRequests++;
+          request.timeoutRequest();
+        }
       if (!queue.isConnected()) queue.destroy();
     }
   }

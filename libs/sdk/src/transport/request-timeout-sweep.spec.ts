@@ -108,6 +108,7 @@ describe("kafkajs's request-timeout check", () => {
           const start = Date.now();
           const queues = connections.map(({ requestTimeout }) => newQueue(requestTimeout));
           for (const queue of queues) queue.scheduleRequestTimeoutCheck();
+          const timedOutBefore = requestTimeoutSweep.timedOut;
           try {
             const sweepMs = Math.min(
               ...connections.map(({ requestTimeout }) => sweepIntervalOf(requestTimeout)),
@@ -130,6 +131,7 @@ describe("kafkajs's request-timeout check", () => {
               expect(after).toBeLessThanOrEqual(requestTimeout + sweepMs);
             }
             for (const queue of queues) expect(queue.inflight.size).toBe(0);
+            expect(requestTimeoutSweep.timedOut - timedOutBefore).toBe(sent.length);
           } finally {
             // A failed run leaves nothing behind for the next (the sweep is the process's).
             for (const queue of queues) queue.destroy();

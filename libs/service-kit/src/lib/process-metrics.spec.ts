@@ -1,6 +1,7 @@
 import perfHooks from 'node:perf_hooks';
 import { Registry } from 'prom-client';
 import { produceEncodings } from '@policygen/messaging';
+import { requestTimeoutSweep } from '@policygen/sdk';
 import { collectProcessMetrics, EVENT_LOOP_SAMPLING_MS } from './process-metrics';
 
 describe('collectProcessMetrics', () => {
@@ -37,5 +38,29 @@ describe('collectProcessMetrics', () => {
       ['ours', counts.ours],
       ['kafkajs', counts.kafkajs],
     ]);
+  });
+
+  it('reports the broker connections whose requests the sweep times out, and the requests it timed out', async () => {
+    const registry = new Registry();
+    collectProcessMetrics(registry);
+    const connection = {
+      enforceRequestTimeout: true,
+      requestTimeout: 30_000,
+      inflight: new Map([[1, { sentAt: 0, requestTimeout: 30_000, timeoutRequest: () => undefined }]]),
+      isConnected: () => true,
+      destroy: () => undefined,
+    };
+    const before = requestTimeoutSweep.timedOut;
+    requestTimeoutSweep.add(connection);
+    try {
+      requestTimeoutSweep.sweep(60_000);
+      const connections = await registry.getSingleMetric('policygen_kafka_connections')?.get();
+      const timeouts = await registry.getSingleMetric('policygen_kafka_request_timeouts_total')?.get();
+      expect(connections?.values[0]?.value).toBe(requestTimeoutSweep.watching.connections);
+      expect(requestTimeoutSweep.watching.connections).toBeGreaterThanOrEqual(1);
+      expect(timeouts?.values[0]?.value).toBe(before + 1);
+    } finally {
+      requestTimeoutSweep.remove(connection);
+    }
   });
 });

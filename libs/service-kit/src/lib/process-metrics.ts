@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
-import { Counter, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { produceEncodings } from '@policygen/messaging';
+import { requestTimeoutSweep } from '@policygen/sdk';
 
 /**
  * How often the event loop's delay is sampled, in ms. prom-client's default (10 ms) keeps a timer
@@ -13,7 +14,8 @@ export const EVENT_LOOP_SAMPLING_MS = 100;
 
 /**
  * The process's standard metrics (`process_*`, `nodejs_*`: CPU, memory, heap, GC, event loop lag)
- * in `registry`, as every Policygen process reports them, and its Kafka produce requests by encoder.
+ * in `registry`, as every Policygen process reports them; its Kafka produce requests by encoder,
+ * its broker connections and the requests it timed out (`requestTimeoutSweep`).
  */
 export function collectProcessMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLING_MS });
@@ -27,6 +29,23 @@ export function collectProcessMetrics(registry: Registry): void {
       this.reset();
       this.inc({ encoder: 'ours' }, counts.ours);
       this.inc({ encoder: 'kafkajs' }, counts.kafkajs);
+    },
+  });
+  new Gauge({
+    name: 'policygen_kafka_connections',
+    help: "Broker connections of this process whose requests are timed out by its one sweep (kafkajs's interval per connection, replaced)",
+    registers: [registry],
+    collect() {
+      this.set(requestTimeoutSweep.watching.connections);
+    },
+  });
+  new Counter({
+    name: 'policygen_kafka_request_timeouts_total',
+    help: 'Kafka requests of this process left unanswered past their requestTimeout on an open connection, and timed out',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(requestTimeoutSweep.timedOut);
     },
   });
 }
