@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import type { Socket } from 'node:net';
 import { createClient } from 'redis';
 import { getTestInfrastructure } from '@policygen/testing-infra';
 import { describeBundleCacheContract } from '../bundle-cache-contract';
 import { RedisBundleCache } from './redis-bundle-cache';
+
+const connectOriginal = net.createConnection;
 
 /** The bundle cache on the harness's real Redis, each test under a key prefix of its own. */
 describeBundleCacheContract('RedisBundleCache', async () => {
@@ -53,6 +57,51 @@ describe('RedisBundleCache scripts', () => {
       expect(await cache.nodeHashes(['n1'])).toEqual(new Map());
       // The blob the record named lost its last reference: it is free to collect.
       expect(await admin.hGet(`${prefix}blob-refs`, 'b'.repeat(64))).toBe('0');
+    } finally {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(keys);
+      await admin.close();
+      await cache.close();
+    }
+  });
+});
+
+describe('RedisBundleCache pipelines', () => {
+  it('hands a slice’s pipeline to its socket in one write, not one per 16 KiB', async () => {
+    const { redisUrl } = getTestInfrastructure();
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    // The client's socket, as node-redis makes it: its writes handed to libuv are counted.
+    const sockets: Socket[] = [];
+    const connect = jest.spyOn(net, 'createConnection').mockImplementation(((...args: unknown[]) => {
+      const socket = (connectOriginal as (...given: unknown[]) => Socket)(...args);
+      sockets.push(socket);
+      return socket;
+    }) as typeof net.createConnection);
+    const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
+    connect.mockRestore();
+    const admin = createClient({ url: redisUrl });
+    await admin.connect();
+    try {
+      const [socket] = sockets as [Socket & { _writev: Socket['_writev']; _write: Socket['_write'] }];
+      let writes = 0;
+      const writev = socket._writev?.bind(socket);
+      const write = socket._write.bind(socket);
+      socket._writev = (chunks, callback) => {
+        writes++;
+        writev?.(chunks, callback);
+      };
+      socket._write = (chunk, encoding, callback) => {
+        writes++;
+        write(chunk, encoding, callback);
+      };
+      // 200 blobs of 5 KB: about a slice's worth, sixty times the default high-water mark.
+      const blobs = Array.from({ length: 200 }, (_, index) => ({
+        sha256: index.toString(16).padStart(64, '0'),
+        content: `${'x'.repeat(5_000)}${index}`,
+      }));
+      expect(await cache.putBlobs(blobs)).toBe(200);
+      expect(writes).toBe(1);
+      expect(await admin.get(`${prefix}blob:${'0'.repeat(62)}c7`)).toBe(`${'x'.repeat(5_000)}199`);
     } finally {
       const keys = await admin.keys(`${prefix}*`);
       if (keys.length > 0) await admin.del(keys);

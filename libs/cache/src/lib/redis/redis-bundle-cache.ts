@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient, MultiErrorReply, RESP_TYPES } from 'redis';
+import type { RedisClientOptions } from 'redis';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 
 export interface RedisBundleCacheOptions {
@@ -94,6 +95,18 @@ const COLLECT_BATCH = 500;
 
 type Client = ReturnType<typeof createClient>;
 
+/**
+ * How much a pipeline may hand the socket before waiting for it to drain. node-redis stops
+ * writing a pipeline whenever the socket's buffer passes its high-water mark and goes on at the
+ * next 'drain': at Node's default of 16 KiB, a slice's records and blobs (~5 KB a node) went out
+ * in a write, and a turn of the event loop, per three or four commands.
+ */
+export const PIPELINE_WRITE_BYTES = 4 * 1024 * 1024;
+
+// `net.Socket` takes the stream's options; node-redis passes its socket options to it as they are.
+const PIPELINE_SOCKET = { writableHighWaterMark: PIPELINE_WRITE_BYTES } as RedisClientOptions['socket'] &
+  object;
+
 /** The bundle cache on Redis: `blob:<sha256>` strings, a hash per node, and an index of nodes. */
 export class RedisBundleCache implements BundleCache {
   private readonly prefix: string;
@@ -106,7 +119,7 @@ export class RedisBundleCache implements BundleCache {
   }
 
   static async connect(options: RedisBundleCacheOptions): Promise<RedisBundleCache> {
-    const client = createClient({ url: options.url });
+    const client = createClient({ url: options.url, socket: PIPELINE_SOCKET });
     client.on('error', () => {
       // Reconnection is the client's job; a command issued meanwhile rejects and its caller retries.
     });
