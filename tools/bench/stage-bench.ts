@@ -159,9 +159,7 @@ export async function runStageBench(options: StageBenchOptions): Promise<StageBe
     for (const message of sent) {
       if (message.topic !== TOPIC_NAMES.nodeBundles) continue;
       const json = Buffer.from(message.value);
-      const parsed = parseEvent(TOPICS.nodeBundles, json.toString('utf8'), {
-        knownDigest: (sha256) => distributor.holdsBlob(sha256),
-      });
+      const parsed = parseEvent(TOPICS.nodeBundles, json.toString('utf8'));
       if (!parsed.ok) throw new Error(`an event the distribution refuses: ${JSON.stringify(parsed.issues)}`);
       received.push({ event: parsed.event, receivedAt: Date.now(), json });
       counts.eventBytes += json.length;

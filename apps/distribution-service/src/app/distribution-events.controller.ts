@@ -39,9 +39,7 @@ export class DistributionEventsController {
     concurrentPartitions: 12,
   } satisfies EventPatternExtras)
   async bundles(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
-    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context), {
-      knownDigest: (sha256) => this.distributor.holdsBlob(sha256),
-    });
+    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context));
     await this.distributor.bundles(
       events.map(({ event, message }) => ({ event, receivedAt: message.timestamp, json: message.value })),
     );

@@ -110,14 +110,6 @@ export class Distributor {
     );
   }
 
-  /**
-   * Whether the blob directory holds this digest (its key was checked when the blob was written):
-   * bundle events need not check the digests it names again. No mark for the collector.
-   */
-  holdsBlob(sha256: string): boolean {
-    return this.options.blobs.sizeOf(sha256) !== undefined;
-  }
-
   /** The relay tree as the configuration has it now; null until it is loaded. */
   get relayTopology(): RelayTopology | null {
     return this.topology;

@@ -80,29 +80,6 @@ describe('plainBundleEvent, the node.bundle fast check', () => {
     );
   });
 
-  it('answers the same when told which digests the reader holds (each a checked digest)', () => {
-    const isDigest = (value: unknown): value is string =>
-      typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
-    fc.assert(
-      fc.property(
-        fc.oneof(nearlyValid, validEvent, fc.anything()),
-        fc.array(hex64, { maxLength: 3 }),
-        (value, more) => {
-          // The reader holds some of the event's digests (those that are digests) and others.
-          const files = (value as { files?: unknown } | null)?.files;
-          const named = Array.isArray(files)
-            ? files.map((file: unknown) => (file as { sha256?: unknown } | null)?.sha256).filter(isDigest)
-            : [];
-          const held = new Set([...named.filter((_, index) => index % 2 === 0), ...more]);
-          expect(plainBundleEvent(value, { knownDigest: (digest) => held.has(digest) })).toBe(
-            plainBundleEvent(value),
-          );
-        },
-      ),
-      { numRuns: 2_000 },
-    );
-  });
-
   it('leaves the rest to the schema, which names what is wrong', () => {
     const event = { schemaVersion: 1, type: 'node.bundle', nodeId: 'n1', revision: 1 };
     const parsed = parseEvent(TOPICS.nodeBundles, { ...event, committedAt: 'yesterday' });

@@ -271,21 +271,8 @@ export type EventParse<T extends Topic> =
   | { readonly ok: true; readonly event: EventOf[T] }
   | { readonly ok: false; readonly issues: readonly { readonly path: string; readonly message: string }[] };
 
-/** What a reader knows already, to check less. */
-export interface ParseHints {
-  /**
-   * Digests the reader holds, each checked when it was first met (a blob store's keys): a bundle
-   * event's file naming one is not checked again. It must answer true only for such digests.
-   */
-  readonly knownDigest?: (sha256: string) => boolean;
-}
-
 /** Parses a message of a topic (JSON text or a value); every issue names its path. */
-export function parseEvent<T extends Topic>(
-  topic: T,
-  message: unknown,
-  hints: ParseHints = {},
-): EventParse<T> {
+export function parseEvent<T extends Topic>(topic: T, message: unknown): EventParse<T> {
   let value = message;
   if (typeof message === 'string') {
     try {
@@ -294,7 +281,7 @@ export function parseEvent<T extends Topic>(
       return { ok: false, issues: [{ path: '$', message: `not JSON: ${(error as Error).message}` }] };
     }
   }
-  if ((topic === TOPICS.nodeBundles || topic === TOPICS.latestBundles) && plainBundleEvent(value, hints))
+  if ((topic === TOPICS.nodeBundles || topic === TOPICS.latestBundles) && plainBundleEvent(value))
     return { ok: true, event: value as EventOf[T] };
   const result = (EVENT_SCHEMAS[topic] as z.ZodType).safeParse(value);
   if (result.success) return { ok: true, event: result.data as EventOf[T] };
@@ -323,11 +310,10 @@ export async function readEvents<T extends Topic, M extends { readonly value: Bu
     message: M,
     issues: readonly { readonly path: string; readonly message: string }[],
   ) => Promise<void>,
-  hints: ParseHints = {},
 ): Promise<{ readonly event: EventOf[T]; readonly message: M }[]> {
   const events: { event: EventOf[T]; message: M }[] = [];
   for (const message of messages) {
-    const parsed = parseEvent(topic, message.value.toString('utf8'), hints);
+    const parsed = parseEvent(topic, message.value.toString('utf8'));
     if (parsed.ok) events.push({ event: parsed.event, message });
     else await unreadable(message, parsed.issues);
   }
@@ -363,8 +349,7 @@ const BUNDLE_EVENT_KEYS = new Set([
  * more than the rest of handling it. Stricter than the schema, never looser (a property test);
  * what it turns down goes to the schema, which says why.
  */
-export function plainBundleEvent(value: unknown, hints: ParseHints = {}): value is BundleEvent {
-  const known = hints.knownDigest;
+export function plainBundleEvent(value: unknown): value is BundleEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const event = value as Record<string, unknown>;
   for (const key in event) if (!BUNDLE_EVENT_KEYS.has(key)) return false;
@@ -391,9 +376,9 @@ export function plainBundleEvent(value: unknown, hints: ParseHints = {}): value 
       Object.keys(file).length !== 2 ||
       typeof path !== 'string' ||
       path.length === 0 ||
-      typeof digest !== 'string' ||
-      // A digest the reader holds was checked when it was met first: a map lookup, not 64 characters.
-      !(known?.(digest) || isSha256Hex(digest))
+      // 64 characters checked against a table: cheaper than asking a large blob store whether it
+      // holds the digest (a lookup in a map of ~10^5 keys missed the CPU's caches: ~0.6 against ~0.13 µs).
+      !isSha256Hex(digest)
     )
       return false;
   }
