@@ -101,7 +101,7 @@ type Client = ReturnType<typeof createClient>;
  * next 'drain': at Node's default of 16 KiB, a slice's records and blobs (~5 KB a node) went out
  * in a write, and a turn of the event loop, per three or four commands.
  */
-export const PIPELINE_WRITE_BYTES = 4 * 1024 * 1024;
+const PIPELINE_WRITE_BYTES = 4 * 1024 * 1024;
 
 // `net.Socket` takes the stream's options; node-redis passes its socket options to it as they are.
 const PIPELINE_SOCKET = { writableHighWaterMark: PIPELINE_WRITE_BYTES } as RedisClientOptions['socket'] &
