@@ -65,16 +65,11 @@ export function generatorHeapMiB(nodes: number, generators = 1): number {
 export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=64';
 
 /**
- * The first full collection of the same services waits until their old generation holds 512 MiB.
- * V8 starts with a small old generation and grows it one full collection at a time: a generator's
- * import of 10,000 nodes went through 7–9 of them, and each threw away the optimised code of the
- * callbacks made per call (V8 holds it weakly), which were compiled again — 686 TurboFan
- * compilations in the import, 495 with this flag, one full collection instead of nine, the
- * generator's import CPU a node 0.83–0.87 against 0.95–1.09 ms in alternating runs (README,
- * "Twentieth increment"). The heap's cap is unchanged; its peak RSS grew by ~110–170 MiB at
- * 10,000 nodes. A command-line flag: `NODE_OPTIONS` refuses it.
+ * The first full collection of the same services waits for 512 MiB of old generation: growing from
+ * V8's small start, each full collection dropped the optimised code of per-call callbacks, compiled
+ * again after it (README, "Twentieth increment"). A flag of the command: `NODE_OPTIONS` refuses it.
  */
-export const FIRST_FULL_COLLECTION_FLAG = '--initial-old-space-size=512';
+const FIRST_FULL_COLLECTION_FLAG = '--initial-old-space-size=512';
 
 function generatorHeapFlags(heapMiB: number): string[] {
   return [`--max-old-space-size=${heapMiB}`, YOUNG_GENERATION_FLAG];
