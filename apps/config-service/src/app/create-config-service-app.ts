@@ -12,7 +12,7 @@ import {
 import { MemoryApiTokenStore } from '@policygen/store';
 import { ApiTokenRegistry } from '../api-tokens/api-token-registry';
 import { installRequestBodies } from '../http/request-bodies';
-import { RevisionedInterceptor } from '../http/revisioned';
+import { RevisionedExpressAdapter } from '../http/revisioned';
 import { buildOpenApiDocument } from '../openapi/openapi-document';
 import { PipelineService } from '../pipeline/pipeline.service';
 import { ConfigStateService } from '../state/config-state.service';
@@ -53,10 +53,13 @@ export async function createConfigServiceApp(options: ConfigServiceOptions): Pro
       },
       apiTokens,
     ),
-    { httpAdapter: options.httpAdapter, bodyParser: false },
+    {
+      // On the Express app given (the embedded pipeline mounts it beside the other services) or its own.
+      httpAdapter: new RevisionedExpressAdapter(options.httpAdapter?.getInstance()),
+      bodyParser: false,
+    },
   );
   installRequestBodies(app, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
-  app.useGlobalInterceptors(new RevisionedInterceptor());
   SwaggerModule.setup('api/docs', app, buildOpenApiDocument());
   await app.init();
   const state = app.get(ConfigStateService);

@@ -1,7 +1,4 @@
-import { Injectable } from '@nestjs/common';
-import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
-import type { Observable } from 'rxjs';
-import { map } from 'rxjs';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { etagOf } from './if-match';
 
 /** A response body at a configuration revision: it goes out with `ETag: "<revision>"`. */
@@ -17,23 +14,21 @@ interface HeaderWriter {
 }
 
 /**
- * Unwraps `Revisioned` results into their body and the `ETag` header. Bodies that are bare JSON
- * values (a parameter may be a string, a number or null) are sent as JSON text, which Nest would
- * otherwise send as HTML or as nothing.
+ * Nest's Express adapter, answering a `Revisioned` result with its body and the `ETag` header.
+ * Bodies that are bare JSON values (a parameter may be a string, a number or null) are sent as JSON
+ * text, which Nest would otherwise send as HTML or as nothing. Done where the reply is written, not
+ * in an interceptor: a route with any interceptor runs through Nest's RxJS chain and an
+ * `AsyncResource.bind` per interceptor on every request, which a commit of the config API paid.
  */
-@Injectable()
-export class RevisionedInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      map((result: unknown) => {
-        if (!(result instanceof Revisioned)) return result;
-        const response = context.switchToHttp().getResponse<HeaderWriter>();
-        response.setHeader('ETag', etagOf(result.revision));
-        const body: unknown = result.body;
-        if (body === undefined || (typeof body === 'object' && body !== null)) return body;
-        response.setHeader('Content-Type', 'application/json; charset=utf-8');
-        return JSON.stringify(body);
-      }),
-    );
+export class RevisionedExpressAdapter extends ExpressAdapter {
+  override reply(response: unknown, body: unknown, statusCode?: number): unknown {
+    if (!(body instanceof Revisioned)) return super.reply(response, body, statusCode);
+    const writer = response as HeaderWriter;
+    writer.setHeader('ETag', etagOf(body.revision));
+    const inner: unknown = body.body;
+    if (inner === undefined || (typeof inner === 'object' && inner !== null))
+      return super.reply(response, inner, statusCode);
+    writer.setHeader('Content-Type', 'application/json; charset=utf-8');
+    return super.reply(response, JSON.stringify(inner), statusCode);
   }
 }
