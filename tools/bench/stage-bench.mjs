@@ -1,13 +1,9 @@
 #!/usr/bin/env node
 // Runs tools/bench/stage-bench.ts, bundled from source by esbuild (no build first), and prints its
 // table. Usage: node tools/bench/stage-bench.mjs [--nodes N] [--slice N] [--changes N] [--out FILE]
-import { build } from 'esbuild';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-
-const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..', '..');
+import { loadSource } from './load-source.mjs';
 
 /**
  * @typedef {{ feedMatchesEngine: boolean }} StageBenchReport
@@ -16,30 +12,6 @@ const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..', '..');
  *   formatStageReport: (report: StageBenchReport) => string,
  * }} StageBench
  */
-
-/** @returns {Promise<StageBench>} the module, its workspace libraries bundled from source (tsconfig paths), its packages from node_modules */
-async function loadStageBench() {
-  const bundled = await build({
-    absWorkingDir: ROOT,
-    entryPoints: [join(ROOT, 'tools/bench/stage-bench.ts')],
-    tsconfig: join(ROOT, 'tsconfig.base.json'),
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'cjs',
-    write: false,
-    logLevel: 'warning',
-  });
-  const module = { exports: {} };
-  const [output] = bundled.outputFiles;
-  if (!output) throw new Error('esbuild gave no output');
-  new Function('module', 'exports', 'require', output.text)(
-    module,
-    module.exports,
-    createRequire(join(ROOT, 'package.json')),
-  );
-  return /** @type {StageBench} */ (module.exports);
-}
 
 async function main() {
   /** @type {{ values: { nodes?: string, slice?: string, changes?: string, out?: string } }} */
@@ -74,7 +46,9 @@ async function main() {
     );
     process.exit(2);
   }
-  const { runStageBench, formatStageReport } = await loadStageBench();
+  const { runStageBench, formatStageReport } = /** @type {StageBench} */ (
+    await loadSource('tools/bench/stage-bench.ts')
+  );
   const report = await runStageBench({ nodes, slice, changes });
   process.stdout.write(`${formatStageReport(report)}\n`);
   if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);

@@ -105,6 +105,11 @@ export function commandLineOf(pid: number): string {
   }
 }
 
+/** A process's user + system CPU seconds so far (/proc/<pid>/stat, in USER_HZ ticks). */
+export function cpuSecondsOfProcess(pid: number): number {
+  return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).cpuTicks / TICKS_PER_SECOND;
+}
+
 function parseStat(text: string): { processGroup: number; cpuTicks: number } {
   // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');

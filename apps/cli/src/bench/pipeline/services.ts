@@ -130,20 +130,26 @@ export class ServiceLauncher {
     this.exitListeners.push(listener);
   }
 
-  async startConfigService(): Promise<RunningService> {
-    return this.start('config-service', 'config-service', {
-      DATABASE_URL: this.infrastructure.databaseUrl,
-      KAFKA_BROKERS: this.kafkaBrokers,
-      HOST: '127.0.0.1',
-      POLICYGEN_DB_SCHEMA: this.namespace.schema,
-      POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
-      POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
-      POLICYGEN_ADMIN_TOKEN: this.adminToken,
-      POLICYGEN_SERVICE_TOKEN: this.serviceToken,
-      // The benchmark asks for the token of every node it checks, at once: not a client to limit.
-      POLICYGEN_TOKEN_RATE_PER_MINUTE: '1000000',
-      POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
-    });
+  /** The config-service; `bundleFile` runs another build's instead of this tree's. */
+  async startConfigService(bundleFile?: string): Promise<RunningService> {
+    return this.start(
+      'config-service',
+      'config-service',
+      {
+        DATABASE_URL: this.infrastructure.databaseUrl,
+        KAFKA_BROKERS: this.kafkaBrokers,
+        HOST: '127.0.0.1',
+        POLICYGEN_DB_SCHEMA: this.namespace.schema,
+        POLICYGEN_TOPIC_NAMESPACE: this.namespace.topicNamespace,
+        POLICYGEN_NODE_TOKEN_SECRET: this.tokenSecret,
+        POLICYGEN_ADMIN_TOKEN: this.adminToken,
+        POLICYGEN_SERVICE_TOKEN: this.serviceToken,
+        // The benchmark asks for the token of every node it checks, at once: not a client to limit.
+        POLICYGEN_TOKEN_RATE_PER_MINUTE: '1000000',
+        POLICYGEN_GENERATOR_GROUP: this.namespace.generatorGroup,
+      },
+      bundleFile === undefined ? {} : { bundleFile },
+    );
   }
 
   /**
