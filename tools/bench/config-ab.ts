@@ -13,6 +13,7 @@ import { buildBenchFleet } from '@policygen/fleets';
 import { startTestInfrastructure } from '@policygen/testing-infra';
 import type { TestInfrastructure } from '@policygen/testing-infra';
 import { planSteadyChanges } from '../../apps/cli/src/bench/pipeline/change-plan';
+import { postJson } from '../../apps/cli/src/bench/pipeline/pipeline-bench';
 import { cpuSecondsOfProcess, findProcessInGroup } from '../../apps/cli/src/bench/pipeline/process-sampler';
 import type { RunningService } from '../../apps/cli/src/bench/pipeline/services';
 import { bundlePath, freshNamespace, ServiceLauncher } from '../../apps/cli/src/bench/pipeline/services';
@@ -47,16 +48,6 @@ interface Contender {
   readonly service: RunningService;
   readonly launcher: ServiceLauncher;
   readonly pid: number;
-}
-
-async function post(url: string, body: unknown, token: string): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${text.slice(0, 300)}`);
 }
 
 async function revisionOf({ service, launcher }: Contender): Promise<number> {
@@ -103,7 +94,7 @@ export async function runConfigAb(options: ConfigAbOptions): Promise<ConfigAbRep
       const pid = findProcessInGroup(service.process.processGroup, process.execPath, bundleFile);
       if (pid === undefined) throw new Error(`no process runs ${bundleFile}`);
       contenders.push({ service, launcher, pid });
-      await post(`${service.url}/api/v1/import`, bench.fleet, launcher.adminToken);
+      await postJson(`${service.url}/api/v1/import`, bench.fleet, launcher.adminToken);
     }
     const commit = async (
       { service, launcher, pid }: Contender,
@@ -115,7 +106,7 @@ export async function runConfigAb(options: ConfigAbOptions): Promise<ConfigAbRep
         const started = Date.now();
         const change = plan.changes[index];
         if (!change) throw new Error(`no change set ${index}`);
-        await post(`${service.url}/api/v1/changes`, change.changeSet, launcher.adminToken);
+        await postJson(`${service.url}/api/v1/changes`, change.changeSet, launcher.adminToken);
         await pause(1000 / options.rate - (Date.now() - started));
       }
       // The outbox's send and the commit's log lines come just after the answer.

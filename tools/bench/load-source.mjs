@@ -1,8 +1,10 @@
 // Loads a TypeScript module of this repository bundled from source by esbuild (no build first):
 // its workspace libraries through the tsconfig paths, its packages from node_modules.
 import { build } from 'esbuild';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 
 /** The repository's root, two levels above the script that runs (tools/bench/…). */
 export const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..', '..');
@@ -35,4 +37,44 @@ export async function loadSource(entry) {
     dirname(join(ROOT, entry)),
   );
   return module.exports;
+}
+
+/**
+ * A benchmark's command line: its options parsed (exit 2 naming what it does not take, or what
+ * `check` refuses), its module loaded from source, `run` given both; the report it returns printed
+ * by `format`, written to `--out` when asked, and the exit status `run`'s `ok` says (any error: 1).
+ *
+ * @template {Record<string, string | undefined>} Values
+ * @param {{
+ *   name: string,
+ *   entry: string,
+ *   options: import('node:util').ParseArgsConfig['options'],
+ *   check: (values: Values) => string | undefined,
+ *   run: (module: any, values: Values) => Promise<{ report: unknown, text: string, ok: boolean }>,
+ * }} tool
+ */
+export function benchCommand(tool) {
+  const fail = (/** @type {unknown} */ error, /** @type {number} */ status, stack = false) => {
+    const message =
+      error instanceof Error ? (stack ? (error.stack ?? error.message) : error.message) : String(error);
+    process.stderr.write(`${tool.name}: ${message}\n`);
+    process.exit(status);
+  };
+  /** @type {Values} */
+  let values;
+  try {
+    values = /** @type {Values} */ (parseArgs({ options: tool.options }).values);
+  } catch (error) {
+    return fail(error, 2);
+  }
+  const refused = tool.check(values);
+  if (refused) return fail(refused, 2);
+  loadSource(tool.entry)
+    .then((module) => tool.run(module, values))
+    .then(({ report, text, ok }) => {
+      process.stdout.write(`${text}\n`);
+      if (values['out']) writeFileSync(values['out'], `${JSON.stringify(report, null, 2)}\n`);
+      process.exit(ok ? 0 : 1);
+    })
+    .catch((error) => fail(error, 1, true));
 }

@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 // Runs tools/bench/stage-bench.ts, bundled from source by esbuild (no build first), and prints its
 // table. Usage: node tools/bench/stage-bench.mjs [--nodes N] [--slice N] [--changes N] [--out FILE]
-import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { loadSource } from './load-source.mjs';
+import { benchCommand } from './load-source.mjs';
 
 /**
  * @typedef {{ feedMatchesEngine: boolean }} StageBenchReport
@@ -11,53 +9,34 @@ import { loadSource } from './load-source.mjs';
  *   runStageBench: (options: { nodes: number, slice: number, changes: number }) => Promise<StageBenchReport>,
  *   formatStageReport: (report: StageBenchReport) => string,
  * }} StageBench
+ * @typedef {{ nodes: string, slice: string, changes: string, out?: string }} StageValues
  */
 
-async function main() {
-  /** @type {{ values: { nodes?: string, slice?: string, changes?: string, out?: string } }} */
-  let parsed;
-  try {
-    parsed = parseArgs({
-      options: {
-        nodes: { type: 'string', default: '6000' },
-        slice: { type: 'string', default: '64' },
-        changes: { type: 'string', default: '300' },
-        out: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`stage-bench: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(2);
-  }
-  const { values } = parsed;
-  const nodes = Number(values.nodes);
-  const slice = Number(values.slice);
-  const changes = Number(values.changes);
-  if (
-    !Number.isSafeInteger(nodes) ||
-    nodes < 2 ||
-    !Number.isSafeInteger(slice) ||
-    slice < 1 ||
-    !Number.isSafeInteger(changes) ||
-    changes < 0
-  ) {
-    process.stderr.write(
-      'stage-bench: --nodes must be a whole number of 2 or more, --slice of 1 or more, --changes of 0 or more\n',
-    );
-    process.exit(2);
-  }
-  const { runStageBench, formatStageReport } = /** @type {StageBench} */ (
-    await loadSource('tools/bench/stage-bench.ts')
-  );
-  const report = await runStageBench({ nodes, slice, changes });
-  process.stdout.write(`${formatStageReport(report)}\n`);
-  if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
-  process.exit(report.feedMatchesEngine ? 0 : 1);
-}
+/** @param {StageValues} values */
+const numbersOf = (values) => ({
+  nodes: Number(values.nodes),
+  slice: Number(values.slice),
+  changes: Number(values.changes),
+});
 
-main().catch((error) => {
-  process.stderr.write(
-    `stage-bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
+benchCommand({
+  name: 'stage-bench',
+  entry: 'tools/bench/stage-bench.ts',
+  options: {
+    nodes: { type: 'string', default: '6000' },
+    slice: { type: 'string', default: '64' },
+    changes: { type: 'string', default: '300' },
+    out: { type: 'string' },
+  },
+  check: (/** @type {StageValues} */ values) => {
+    const { nodes, slice, changes } = numbersOf(values);
+    const whole = Number.isSafeInteger;
+    return whole(nodes) && nodes >= 2 && whole(slice) && slice >= 1 && whole(changes) && changes >= 0
+      ? undefined
+      : '--nodes must be a whole number of 2 or more, --slice of 1 or more, --changes of 0 or more';
+  },
+  run: async (/** @type {StageBench} */ bench, /** @type {StageValues} */ values) => {
+    const report = await bench.runStageBench(numbersOf(values));
+    return { report, text: bench.formatStageReport(report), ok: report.feedMatchesEngine };
+  },
 });

@@ -725,7 +725,8 @@ async function commit(api: ConfigApi, change: PlannedChange): Promise<CommitReco
   }
 }
 
-async function postJson(
+/** A POST of JSON with a bearer token; its answer parsed, or a `PipelineFailure` naming the status. */
+export async function postJson(
   url: string,
   body: unknown,
   token: string,
