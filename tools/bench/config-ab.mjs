@@ -2,6 +2,8 @@
 // Runs tools/bench/config-ab.ts, bundled from source (this tree's services must be built), and
 // prints its table. Usage: node tools/bench/config-ab.mjs --against <tree> [--nodes N] [--rounds N]
 // [--block N] [--rate N] [--out FILE]
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { benchCommand } from './load-source.mjs';
 
 /**
@@ -37,7 +39,9 @@ benchCommand({
       ([, value]) => !Number.isSafeInteger(value) || value < 1,
     );
     if (bad) return `--${bad[0]} must be a whole number of 1 or more`;
-    return values.against ? undefined : '--against <tree> is required (a checkout after npm run build)';
+    if (!values.against) return '--against <tree> is required (a checkout after npm run build)';
+    const other = join(values.against, 'dist/config-service/main.js');
+    return existsSync(other) ? undefined : `--against: ${other} is missing (run npm run build there)`;
   },
   run: async (/** @type {ConfigAb} */ bench, /** @type {ConfigValues} */ values) => {
     const report = await bench.runConfigAb({ against: values.against ?? '', ...numbersOf(values) });

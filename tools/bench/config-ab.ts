@@ -13,6 +13,7 @@ import { buildBenchFleet } from '@policygen/fleets';
 import { startTestInfrastructure } from '@policygen/testing-infra';
 import type { TestInfrastructure } from '@policygen/testing-infra';
 import { planSteadyChanges } from '../../apps/cli/src/bench/pipeline/change-plan';
+import { distributionOf } from '../../apps/cli/src/bench/pipeline/distribution-stats';
 import { postJson } from '../../apps/cli/src/bench/pipeline/pipeline-bench';
 import { cpuSecondsOfProcess, findProcessInGroup } from '../../apps/cli/src/bench/pipeline/process-sampler';
 import type { RunningService } from '../../apps/cli/src/bench/pipeline/services';
@@ -22,7 +23,7 @@ export interface ConfigAbOptions {
   /** A checkout built with `npm run build` whose config-service is compared with this tree's. */
   readonly against: string;
   readonly nodes: number;
-  /** Blocks each build gets, in alternating order (ABBA…), after a warm-up of 400 commits each. */
+  /** Blocks each build gets, in alternating order (ABBA…), after the warm-up. */
   readonly rounds: number;
   readonly block: number;
   /** Commits a second (the pipeline benchmark's default: 20). */
@@ -63,8 +64,7 @@ const WARM_UP = 400;
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  return distributionOf(values).p50 ?? Number.NaN;
 }
 
 export async function runConfigAb(options: ConfigAbOptions): Promise<ConfigAbReport> {
