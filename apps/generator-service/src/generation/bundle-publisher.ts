@@ -146,8 +146,7 @@ export class BundlePublisher {
       }
     }
 
-    const forced = new Set(outcomes.filter((outcome) => outcome.forced).map((outcome) => outcome.nodeId));
-    summary.blobsStored = await this.storeBlobs(bundles, forced);
+    summary.blobsStored = await this.storeBlobs(bundles);
     const generatedAt = new Map(
       bundles.map((bundle) => [bundle.nodeId, new Date(bundle.generatedAt).toISOString()]),
     );
@@ -233,76 +232,81 @@ export class BundlePublisher {
   }
 
   /**
-   * The bundle as it travels: the manifest and the generation time are derived where the node is
-   * served (distribution `derived-files.ts`), so they are named by digest only and the manifest's
-   * parts travel as files instead. A bundle without parts travels whole, as before them. Contents
-   * the cache holds are dropped here already (all are kept with `keepAll`: a consumer found some
-   * missing), so that a computed slice holds little while it waits to be published.
+   * The bundle as it travels, made as soon as the node is computed (`PublishedBundle`): the manifest
+   * and the generation time are derived where the node is served (distribution `derived-files.ts`),
+   * so they are named by digest only and the manifest's parts travel as files instead; a bundle
+   * without parts travels whole, as before them. Contents the cache holds are left out (all are
+   * kept with `keepAll`: a consumer found some missing).
    */
   published(bundle: NodeBundle<BundleEntry>, generatedAt: number, keepAll: boolean): PublishedBundle {
     const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE);
     if (!manifest || !bundle.hash)
       throw new Error(`node ${bundle.nodeId} has no bundle to publish (status ${bundle.status})`);
+    this.storedBlobs.tick();
+    const listing = new FileListing(keepAll, this.storedBlobs);
     const parts = bundle.manifestParts;
-    if (!parts)
-      return { nodeId: bundle.nodeId, hash: bundle.hash, manifest, generatedAt, files: bundle.files };
-    const files: BundleEntry[] = [
-      this.part(MANIFEST_HEAD_PATH, parts.head, keepAll),
-      this.part(MANIFEST_PROPERTIES_PATH, parts.properties, keepAll),
-    ];
-    for (const file of bundle.files)
-      files.push(
-        file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE ? withoutContent(file) : file,
-      );
+    if (parts) {
+      listing.add(MANIFEST_HEAD_PATH, sha256(parts.head), parts.head);
+      listing.add(MANIFEST_PROPERTIES_PATH, sha256(parts.properties), parts.properties);
+    }
+    for (const file of bundle.files) {
+      // With the parts, the manifest and the generation time are derived where the node is served.
+      const derived = parts !== undefined && (file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE);
+      listing.add(file.path, file.sha256, derived ? undefined : file.content, file.path !== MANIFEST_FILE);
+    }
     return {
       nodeId: bundle.nodeId,
       hash: bundle.hash,
-      manifest: withoutContent(manifest),
+      manifestSha256: manifest.sha256,
       generatedAt,
-      files,
+      filesJson: listing.json(),
+      blobs: listing.blobs,
+      reused: listing.reused,
     };
   }
 
-  /**
-   * A manifest part as it travels, its content left out when the cache holds it already. Hashed
-   * rather than looked up by its text in a map of known parts: a fresh string of several KB is
-   * hashed by the map too, and SHA-256 (with the CPU's instructions for it) is the cheaper of the two.
-   */
-  private part(path: string, content: string, keepAll: boolean): BundleEntry {
-    const digest = sha256(content);
-    const bytes = Buffer.byteLength(content);
-    return !keepAll && this.storedBlobs.has(digest)
-      ? { path, sha256: digest, bytes }
-      : { path, sha256: digest, bytes, content };
-  }
-
-  /** Puts what the cache may not hold; all of an asked-for bundle (a consumer found some missing). */
-  private async storeBlobs(
-    bundles: readonly PublishedBundle[],
-    forced: ReadonlySet<string>,
-  ): Promise<number> {
-    const fresh = new Map<string, string>();
+  /** Puts the bundles' contents (each digest once), and remembers them as stored once the cache has them. */
+  private async storeBlobs(bundles: readonly PublishedBundle[]): Promise<number> {
+    const fresh = new Map<string, Buffer>();
     let known = 0;
-    this.storedBlobs.tick();
     for (const bundle of bundles) {
-      const all = forced.has(bundle.nodeId);
-      for (const file of bundle.files)
-        // A file without content is one the engine was told the cache holds (`stored`), or a derived one.
-        if (file.content !== undefined && (all || !this.storedBlobs.has(file.sha256)))
-          fresh.set(file.sha256, file.content);
-        else known++;
+      known += bundle.reused;
+      for (const blob of bundle.blobs) fresh.set(blob.sha256, blob.content);
     }
     this.observer.cacheLookups('blob', known, fresh.size);
     const stored = await this.cache.putBlobs([...fresh].map(([sha256, content]) => ({ sha256, content })));
     // A node's manifest is its own (its id, its time): never met again, not worth remembering.
-    for (const bundle of bundles) fresh.delete(bundle.manifest.sha256);
+    for (const bundle of bundles) fresh.delete(bundle.manifestSha256);
     for (const sha256 of fresh.keys()) this.storedBlobs.note(sha256);
     return stored;
   }
 }
 
-function withoutContent(file: BundleEntry): BundleEntry {
-  return { path: file.path, sha256: file.sha256, bytes: file.bytes };
+/**
+ * A bundle's file list as the event's JSON text (the same bytes as `JSON.stringify` of its
+ * `{ path, sha256 }` objects, `filesJsonOf`), and the contents to send as bytes: those given, unless
+ * the cache holds them already (`stored`) and not all are asked for.
+ */
+class FileListing {
+  readonly blobs: { sha256: string; content: Buffer }[] = [];
+  reused = 0;
+  private readonly files: { path: string; sha256: string }[] = [];
+
+  constructor(
+    private readonly keepAll: boolean,
+    private readonly stored: RecentDigests,
+  ) {}
+
+  add(path: string, sha256: string, content: string | undefined, listed = true): void {
+    if (listed) this.files.push({ path, sha256 });
+    if (content !== undefined && (this.keepAll || !this.stored.has(sha256)))
+      this.blobs.push({ sha256, content: Buffer.from(content) });
+    else this.reused++;
+  }
+
+  json(): string {
+    return filesJsonOf(this.files, MANIFEST_FILE);
+  }
 }
 
 function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord & { filesJson: string } {
@@ -313,12 +317,10 @@ function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleReco
     committedAt: stamp.committedAt,
     // The caches and the event read `filesJson`: the list of objects is made only if asked for.
     get files() {
-      return bundle.files
-        .filter((file) => file.path !== MANIFEST_FILE)
-        .map((file) => ({ path: file.path, sha256: file.sha256 }));
+      return JSON.parse(bundle.filesJson) as { path: string; sha256: string }[];
     },
-    filesJson: filesJsonOf(bundle.files, MANIFEST_FILE),
-    manifestSha256: bundle.manifest.sha256,
+    filesJson: bundle.filesJson,
+    manifestSha256: bundle.manifestSha256,
   };
 }
 

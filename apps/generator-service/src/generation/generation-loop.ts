@@ -27,7 +27,13 @@ export interface GenerationLoopOptions {
   readonly cache: BundleCache;
   readonly publisher: BundlePublisher;
   readonly logger: Logger;
-  /** Nodes computed between two rounds of publishing in a catch-up (default 500). */
+  /**
+   * Nodes computed between two rounds of publishing in a catch-up (default 64, as a change's). A
+   * slice's bundles live until its publishing is answered, the next slice computed meanwhile: those
+   * of 500 nodes lived through young-generation collections, so they were copied, promoted and
+   * collected again from the old generation (10,000 nodes imported: 467 MB promoted, 288 MB in
+   * slices of 64, `--trace-gc-nvp`); a slice's fixed costs are a few round trips, overlapped.
+   */
   readonly sliceSize?: number;
   /**
    * The same for a change's own nodes (default 64): its first bundles go out while the rest are
@@ -139,7 +145,7 @@ export class GenerationLoop {
   private readonly snapshotPatienceMs: number;
 
   constructor(private readonly options: GenerationLoopOptions) {
-    this.sliceSize = options.sliceSize ?? 500;
+    this.sliceSize = options.sliceSize ?? 64;
     this.changeSliceSize = options.changeSliceSize ?? 64;
     this.retryDelayMs = options.retryDelayMs ?? 1_000;
     this.snapshotPatienceMs = options.snapshotPatienceMs ?? 30_000;

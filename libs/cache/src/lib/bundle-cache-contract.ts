@@ -60,6 +60,14 @@ export function describeBundleCacheContract(
       expect(await cache.getBlob(unicode.sha256)).toBe(unicode.content);
     });
 
+    it('stores a blob given as its UTF-8 bytes as the same text', async () => {
+      const content = 'bundle bytes — ü 🙂\n';
+      const blob = { sha256: 'f'.repeat(64), content: Buffer.from(content) };
+      expect(await cache.putBlobs([blob])).toBe(1);
+      expect(await cache.getBlob(blob.sha256)).toBe(content);
+      expect(text(await cache.getBlobs([blob.sha256]))).toEqual([content]);
+    });
+
     it('keeps a record given with its files as JSON text as if given as a list', async () => {
       const given = record('n1', 3, '5');
       expect(await cache.recordBundles([{ ...given, filesJson: JSON.stringify(given.files) }])).toEqual([

@@ -1,7 +1,8 @@
 /** A file's content, addressed by its SHA-256 (lowercase hex). */
 export interface Blob {
   readonly sha256: string;
-  readonly content: string;
+  /** The file's text, or its UTF-8 bytes. */
+  readonly content: string | Buffer;
 }
 
 /** The bundle a node is served: its hash, the revision it was generated at, its files by digest. */

@@ -78,7 +78,10 @@ export class MemoryBundleCache implements BundleCache {
     for (const blob of blobs) {
       store.free.set(blob.sha256, now);
       if (store.blobs.has(blob.sha256)) continue;
-      store.blobs.set(blob.sha256, blob.content);
+      store.blobs.set(
+        blob.sha256,
+        typeof blob.content === 'string' ? blob.content : blob.content.toString('utf8'),
+      );
       added++;
     }
     return added;

@@ -131,7 +131,14 @@ export class RedisBundleCache implements BundleCache {
     if (blobs.length === 0) return 0;
     const multi = this.client.multi();
     const now = Date.now();
-    for (const blob of blobs) multi.set(this.blobKey(blob.sha256), blob.content, { NX: true });
+    // As bytes: node-redis writes a Buffer as it is, where it would copy a string into the
+    // command's text (a second copy of the content on the heap, alive until the socket takes it).
+    for (const blob of blobs)
+      multi.set(
+        this.blobKey(blob.sha256),
+        typeof blob.content === 'string' ? Buffer.from(blob.content) : blob.content,
+        { NX: true },
+      );
     // A put is a use: the blob stays a grace period even before a record names it (one command for all).
     multi.zAdd(
       this.freeKey(),
@@ -163,7 +170,7 @@ export class RedisBundleCache implements BundleCache {
           String(bundle.revision),
           bundle.hash,
           bundle.committedAt,
-          bundle.filesJson ?? JSON.stringify(bundle.files),
+          Buffer.from(bundle.filesJson ?? JSON.stringify(bundle.files)),
           bundle.manifestSha256,
           bundle.nodeId,
           now,
@@ -248,7 +255,7 @@ export class RedisBundleCache implements BundleCache {
    */
   private async runScript(
     script: Script,
-    calls: readonly { readonly keys: string[]; readonly arguments: string[] }[],
+    calls: readonly { readonly keys: string[]; readonly arguments: (string | Buffer)[] }[],
   ): Promise<unknown[]> {
     const send = (): Promise<unknown[]> => {
       const multi = this.client.multi();
