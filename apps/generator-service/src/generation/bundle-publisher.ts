@@ -252,7 +252,7 @@ export class BundlePublisher {
     for (const file of bundle.files) {
       // With the parts, the manifest and the generation time are derived where the node is served.
       const derived = parts !== undefined && (file.path === MANIFEST_FILE || file.path === GENERATED_AT_FILE);
-      listing.add(file.path, file.sha256, derived ? undefined : file.content, file.path !== MANIFEST_FILE);
+      listing.add(file.path, file.sha256, derived ? undefined : file.content);
     }
     return {
       nodeId: bundle.nodeId,
@@ -297,13 +297,14 @@ class FileListing {
     private readonly stored: RecentDigests,
   ) {}
 
-  add(path: string, sha256: string, content: string | undefined, listed = true): void {
-    if (listed) this.files.push({ path, sha256 });
+  add(path: string, sha256: string, content: string | undefined): void {
+    this.files.push({ path, sha256 });
     if (content !== undefined && (this.keepAll || !this.stored.has(sha256)))
       this.blobs.push({ sha256, content: Buffer.from(content) });
     else this.reused++;
   }
 
+  /** The manifest is named by the event's `manifestSha256`, not listed. */
   json(): string {
     return filesJsonOf(this.files, MANIFEST_FILE);
   }
