@@ -4,7 +4,9 @@
 // config-service's cost is per commit (HTTP, validation, the store, the outbox), so two builds are
 // compared in one run, minutes apart at most, rather than across pipeline benchmarks whose other
 // processes and the machine's drift move it by more than most changes do.
-// Usage: `npm run bench:config -- --against <tree> [--nodes N] [--rounds N] [--block N] [--rate N]`.
+// With `--against .` and `--node-option-against <flag>`, one build against itself under a node flag.
+// Usage: `npm run bench:config -- --against <tree> [--node-option-against <flag>]... [--nodes N]
+// [--rounds N] [--block N] [--rate N]`.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +24,8 @@ import { bundlePath, freshNamespace, ServiceLauncher } from '../../apps/cli/src/
 export interface ConfigAbOptions {
   /** A checkout built with `npm run build` whose config-service is compared with this tree's. */
   readonly against: string;
+  /** Options for the other build's `node` only, e.g. a V8 flag tried on this tree against itself. */
+  readonly nodeOptionsAgainst?: readonly string[];
   readonly nodes: number;
   /** Blocks each build gets, in alternating order (ABBA…), after the warm-up. */
   readonly rounds: number;
@@ -81,14 +85,20 @@ export async function runConfigAb(options: ConfigAbOptions): Promise<ConfigAbRep
       count: warmUp + options.rounds * options.block,
       seed: 1,
     });
-    for (const bundleFile of [
-      bundlePath('config-service'),
-      join(options.against, 'dist/config-service/main.js'),
-    ]) {
+    const builds = [
+      { bundleFile: bundlePath('config-service'), nodeOptions: [] },
+      {
+        bundleFile: join(options.against, 'dist/config-service/main.js'),
+        nodeOptions: options.nodeOptionsAgainst ?? [],
+      },
+    ];
+    for (const { bundleFile, nodeOptions } of builds) {
       const launcher = new ServiceLauncher(
         infrastructure,
         freshNamespace(),
         mkdtempSync(join(tmpdir(), 'policygen-config-ab-')),
+        undefined,
+        nodeOptions,
       );
       const service = await launcher.startConfigService(bundleFile);
       const pid = findProcessInGroup(service.process.processGroup, process.execPath, bundleFile);
@@ -147,7 +157,7 @@ export function formatConfigAb(report: ConfigAbReport): string {
   return [
     `config-service CPU ms per commit, ${options.nodes} nodes, blocks of ${options.block} commits at ${options.rate}/s after ${options.warmUp ?? WARM_UP} each:`,
     row('this tree', here, report.medianHere),
-    row(options.against, against, report.medianAgainst),
+    row([options.against, ...(options.nodeOptionsAgainst ?? [])].join(' '), against, report.medianAgainst),
     `this tree / other: ${(report.medianHere / report.medianAgainst).toFixed(2)}`,
   ].join('\n');
 }

@@ -44,7 +44,7 @@ export async function loadSource(entry) {
  * `check` refuses), its module loaded from source, `run` given both; the report it returns printed
  * by `format`, written to `--out` when asked, and the exit status `run`'s `ok` says (any error: 1).
  *
- * @template {Record<string, string | undefined>} Values
+ * @template {Record<string, string | string[] | undefined>} Values
  * @param {{
  *   name: string,
  *   entry: string,
@@ -73,7 +73,8 @@ export function benchCommand(tool) {
     .then((module) => tool.run(module, values))
     .then(({ report, text, ok }) => {
       process.stdout.write(`${text}\n`);
-      if (values['out']) writeFileSync(values['out'], `${JSON.stringify(report, null, 2)}\n`);
+      const out = values['out'];
+      if (typeof out === 'string') writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
       process.exit(ok ? 0 : 1);
     })
     .catch((error) => fail(error, 1, true));

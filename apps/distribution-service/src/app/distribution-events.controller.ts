@@ -39,7 +39,9 @@ export class DistributionEventsController {
     concurrentPartitions: 12,
   } satisfies EventPatternExtras)
   async bundles(@Payload() batch: MessageBatch, @Ctx() context: MessagingContext): Promise<void> {
-    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context));
+    const events = await readEvents(TOPICS.nodeBundles, batch.messages, this.unreadable(context), {
+      heldFiles: (nodeId) => this.distributor.heldFiles(nodeId),
+    });
     await this.distributor.bundles(
       events.map(({ event, message }) => ({ event, receivedAt: message.timestamp, json: message.value })),
     );

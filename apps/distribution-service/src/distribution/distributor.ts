@@ -115,6 +115,14 @@ export class Distributor {
     return this.topology;
   }
 
+  /**
+   * The files of the bundle the root serves for a node (sorted by path), each digest checked when
+   * it came: what a new event of the node need not have checked again (`ParseHints`).
+   */
+  heldFiles(nodeId: string): readonly { readonly path: string; readonly sha256: string }[] | undefined {
+    return this.options.log.latest(nodeId)?.bundle?.files;
+  }
+
   status(): DistributorStatus {
     return {
       ready: this.topology !== null,

@@ -220,6 +220,74 @@ describe('DistributionLedger', () => {
   });
 });
 
+describe('DistributionLedger node keys', () => {
+  /**
+   * Arrivals of bundles; restarts, with the secret rotated or not; the start's re-keying, its
+   * entries appended, or lost (the disk refused them).
+   */
+  const steps = fc.array(
+    fc.oneof(
+      fc.record({
+        kind: fc.constant('arrive' as const),
+        node: fc.nat(3),
+        hash: fc.constantFrom(HASH_A, HASH_B),
+      }),
+      fc.record({ kind: fc.constant('restart' as const), rotate: fc.boolean() }),
+      fc.record({ kind: fc.constant('rekey' as const), lost: fc.boolean() }),
+    ),
+    { maxLength: 30 },
+  );
+
+  it("gives every new entry its node's key under the secret of now, held keys taken only once current", async () => {
+    await fc.assert(
+      fc.asyncProperty(steps, async (plan) => {
+        const directory = mkdtempSync(join(tmpdir(), 'policygen-ledger-keys-'));
+        try {
+          const log = await FeedLog.open(join(directory, 'feed.jsonl'));
+          let secret = 1;
+          const keyOf = (nodeId: string): string => `key-${secret}-of-${nodeId}`;
+          // A ledger lives as long as its secret: a rotation is a restart with a new one.
+          let ledger = new DistributionLedger(log, keyOf);
+          let revision = 1;
+          const keys: { given: string | null | undefined; expected: string }[] = [];
+          for (const step of plan) {
+            if (step.kind === 'restart') {
+              if (step.rotate) secret++;
+              ledger = new DistributionLedger(log, keyOf);
+            } else if (step.kind === 'rekey') {
+              const entries = ledger.rekeyed();
+              if (!step.lost) await log.append(ledger.number(entries));
+            } else {
+              const nodeId = `n${step.node}`;
+              const entry = ledger.bundleArrived({ ...bundle(step.hash, revision++), nodeId });
+              if (!entry) continue;
+              keys.push({ given: entry.bundle?.nodeKey, expected: keyOf(nodeId) });
+              await log.append(ledger.number([entry]));
+            }
+          }
+          await log.close();
+          expect(keys.map(({ given }) => given)).toEqual(keys.map(({ expected }) => expected));
+        } finally {
+          rmSync(directory, { recursive: true, force: true });
+        }
+      }),
+      {
+        numRuns: 100,
+        examples: [
+          [
+            [
+              { kind: 'arrive', node: 0, hash: HASH_A },
+              { kind: 'restart', rotate: true },
+              { kind: 'rekey', lost: true },
+              { kind: 'arrive', node: 0, hash: HASH_B },
+            ],
+          ],
+        ],
+      },
+    );
+  });
+});
+
 describe('BlobDirectory', () => {
   it('stores a content under its own digest only, once, and finds it again after reopening', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'policygen-blobs-'));
