@@ -279,7 +279,8 @@ export interface ListedFile {
 
 /**
  * What a reader already holds and has checked, to spare checking it again: for a node, the files
- * of the bundle it holds (sorted by path), every digest of them checked when it arrived.
+ * of the bundle it holds (sorted by path), every digest of them checked when it arrived. A digest
+ * never checked must not be given: the fast check would take it as it is.
  */
 export interface ParseHints {
   heldFiles?(nodeId: string): readonly ListedFile[] | undefined;

@@ -67,10 +67,10 @@ export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=64';
 /**
  * The first full collection of every service waits for 512 MiB of old generation: growing from
  * V8's small start, each full collection dropped the optimised code of per-call callbacks, compiled
- * again after it (README, "Twentieth increment"). The config-service too: after its warm-up, 66
- * functions were compiled again in 300 commits, most after a full collection had dropped them
- * ("weak objects"), and its compiler threads took a fifth of its CPU; with the flag, 16% less CPU
- * a commit (README, "Twenty-third increment"). A flag of the command: `NODE_OPTIONS` refuses it.
+ * again after it (README, "Twentieth increment"). The config-service too: its compiler threads
+ * took a fifth of its CPU at steady, and after its warm-up a full collection dropped the code of a
+ * few dozen functions at once ("weak objects"); with the flag, 13–16% less CPU a commit (README,
+ * "Twenty-third increment"). A flag of the command: `NODE_OPTIONS` refuses it.
  */
 const FIRST_FULL_COLLECTION_FLAG = '--initial-old-space-size=512';
 
