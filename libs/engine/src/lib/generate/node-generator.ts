@@ -767,7 +767,7 @@ export class NodeGenerator {
     return files;
   }
 
-  /** A policy's files, rendered once per distinct technique, policy, context and resolved values. */
+  /** A policy's files, rendered once per distinct technique, policy, directives, context and resolved values. */
   private render(
     policy: FormedPolicy,
     instances: readonly RenderInstance[],
@@ -777,6 +777,9 @@ export class NodeGenerator {
       this.serialOf(policy.technique as Technique),
       policy.id,
       policy.kind,
+      // The files name the directives (audit header, report label, method call): two directives of
+      // one unique technique with equal values render differently.
+      mapList(policy.drafts, (draft) => draft.directive.id).join(','),
       contextKeyOf(context),
       mapList(instances, (instance) => instance.mode ?? 'enforce').join(','),
       // Equal texts mean equal values, key order included: all a cache key needs, cheaper than canonical.
