@@ -16,7 +16,7 @@ import {
   nodeKey,
 } from '@policygen/distribution';
 import { compareCodeUnits, MANIFEST_FILE, sha256 } from '@policygen/engine';
-import type { ConfigChangeEvent, NodeBundleEvent } from '@policygen/events';
+import type { ConfigChangeEvent, ListedFile, NodeBundleEvent } from '@policygen/events';
 import type { PlacementSnapshot, PlacementSource } from '@policygen/store';
 
 export interface DistributorOptions {
@@ -119,7 +119,7 @@ export class Distributor {
    * The files of the bundle the root serves for a node (sorted by path), each digest checked when
    * it came: what a new event of the node need not have checked again (`ParseHints`).
    */
-  heldFiles(nodeId: string): readonly { readonly path: string; readonly sha256: string }[] | undefined {
+  heldFiles(nodeId: string): readonly ListedFile[] | undefined {
     return this.options.log.latest(nodeId)?.bundle?.files;
   }
 

@@ -272,10 +272,7 @@ export type EventParse<T extends Topic> =
   | { readonly ok: false; readonly issues: readonly { readonly path: string; readonly message: string }[] };
 
 /** A file of a bundle as an event lists it. */
-export interface ListedFile {
-  readonly path: string;
-  readonly sha256: string;
-}
+export type ListedFile = BundleEvent['files'][number];
 
 /**
  * What a reader already holds and has checked, to spare checking it again: for a node, the files
