@@ -1,5 +1,37 @@
 import fc from 'fast-check';
-import { importCpuSeconds, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
+import { importCpuSeconds, ioPerNode, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
+
+describe('ioPerNode', () => {
+  const kib = (read: number, written: number, disk: number) => ({
+    read: read * 1024,
+    written: written * 1024,
+    disk: disk * 1024,
+  });
+
+  it('gives KiB per node change over the steady phase and its drain, and per node at import', () => {
+    expect(
+      ioPerNode(
+        {
+          import: kib(10_000, 20_000, 500),
+          steady: kib(300, 900, 60),
+          drain: kib(100, 100, 40),
+          'fresh relay': kib(1e6, 1e6, 1e6),
+        },
+        { nodeChanges: 100, nodes: 1_000 },
+      ),
+    ).toEqual({
+      steadyKiBPerNodeChange: { read: 4, written: 10, disk: 1 },
+      importKiBPerNode: { read: 10, written: 20, disk: 0.5 },
+    });
+  });
+
+  it('gives null where nothing was counted or there was no work', () => {
+    expect(ioPerNode({ steady: kib(1, 1, 1) }, { nodeChanges: 0, nodes: 10 })).toEqual({
+      steadyKiBPerNodeChange: null,
+      importKiBPerNode: null,
+    });
+  });
+});
 
 describe('perNodeCost', () => {
   it('divides CPU ms by the work and by the yardstick', () => {

@@ -44,6 +44,39 @@ export function perNodeCost(
   };
 }
 
+/** Bytes read, written and sent to storage, as `IoBytes` counts them. */
+export interface IoBytesCount {
+  readonly read: number;
+  readonly written: number;
+  readonly disk: number;
+}
+
+/**
+ * KiB a process read, wrote and sent to storage per node change in the steady phases and per node
+ * at import (null: no work, or no counters for those phases): each hop's bytes, which a node
+ * change should move once.
+ */
+export function ioPerNode(
+  byPhase: Readonly<Record<string, IoBytesCount>>,
+  work: { readonly nodeChanges: number; readonly nodes: number },
+): { readonly steadyKiBPerNodeChange: IoBytesCount | null; readonly importKiBPerNode: IoBytesCount | null } {
+  const per = (phases: readonly string[], count: number): IoBytesCount | null => {
+    const counted = phases.map((phase) => byPhase[phase]).filter((bytes) => bytes !== undefined);
+    if (count <= 0 || counted.length === 0) return null;
+    const kib = (pick: (bytes: IoBytesCount) => number): number =>
+      round(counted.reduce((sum, bytes) => sum + pick(bytes), 0) / 1024 / count, 2);
+    return {
+      read: kib((bytes) => bytes.read),
+      written: kib((bytes) => bytes.written),
+      disk: kib((bytes) => bytes.disk),
+    };
+  };
+  return {
+    steadyKiBPerNodeChange: per(STEADY_PHASES, work.nodeChanges),
+    importKiBPerNode: per([IMPORT_PHASE], work.nodes),
+  };
+}
+
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;

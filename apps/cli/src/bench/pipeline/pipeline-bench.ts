@@ -19,7 +19,8 @@ import { ConfirmationLog } from './confirmations';
 import { distributionOf } from './distribution-stats';
 import { InfrastructureWatch } from './infrastructure-watch';
 import type { ProcessRole } from './per-node';
-import { importCpuSeconds, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
+import { importCpuSeconds, ioPerNode, perNodeCost, steadyTotal, timesMeanRuler } from './per-node';
+import type { IoBytes } from './process-sampler';
 import { findProcessInGroup, ProcessSampler } from './process-sampler';
 import type { PipelineReport, ProcessReport } from './report';
 import { scaleOutOf } from './report';
@@ -216,6 +217,7 @@ export async function runPipelineBench(options: PipelineBenchOptions): Promise<P
       cpu: sampler.startPhase(name),
       helperCpu: sampler.helperThreadsCpuSeconds(),
       wakeUps: sampler.wakeUps(),
+      io: sampler.ioBytes(),
     });
   };
 
@@ -843,6 +845,8 @@ interface Phase {
   /** CPU seconds of threads other than the main one (see `ProcessSampler.helperThreadsCpuSeconds`). */
   readonly helperCpu: Map<string, number>;
   readonly wakeUps: Map<string, number>;
+  /** Bytes each process had read and written (absent where its counters cannot be read). */
+  readonly io: Map<string, IoBytes>;
 }
 
 function processReports(
@@ -858,6 +862,7 @@ function processReports(
     const rssByPhase: Record<string, number> = {};
     const wakeUpsByPhase: Record<string, number> = {};
     const helperByPhase: Record<string, number> = {};
+    const ioByPhase: Record<string, IoBytes> = {};
     for (let index = 0; index + 1 < phases.length; index++) {
       const phase = phases[index] as Phase;
       const next = phases[index + 1] as Phase;
@@ -873,6 +878,16 @@ function processReports(
       helperByPhase[phase.name] = Math.round(Math.max(0, helper) * 100) / 100;
       const rss = figures.peakRssMiBByPhase[phase.name];
       if (rss !== undefined) rssByPhase[phase.name] = rss;
+      const ioBefore = phase.io.get(figures.name);
+      const ioAfter = next.io.get(figures.name);
+      // A process started within the phase had moved nothing at its start.
+      const ioStart = ioBefore ?? (ioAfter ? { read: 0, written: 0, disk: 0 } : undefined);
+      if (ioAfter && ioStart)
+        ioByPhase[phase.name] = {
+          read: Math.max(0, ioAfter.read - ioStart.read),
+          written: Math.max(0, ioAfter.written - ioStart.written),
+          disk: Math.max(0, ioAfter.disk - ioStart.disk),
+        };
     }
     return {
       name: figures.name,
@@ -887,6 +902,8 @@ function processReports(
         work.nodeChanges > 0
           ? Math.round((steadyTotal(wakeUpsByPhase) / work.nodeChanges) * 100) / 100
           : null,
+      ioBytesByPhase: ioByPhase,
+      ...ioPerNode(ioByPhase, work),
       ...perNodeCost(
         { steadySeconds: steadyTotal(exact), importSeconds: importCpuSeconds(exact) },
         work,

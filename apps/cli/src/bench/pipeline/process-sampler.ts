@@ -17,6 +17,31 @@ export interface ProcessFigures {
   readonly wakeUps: number;
 }
 
+/**
+ * Bytes a process handed to and took from the kernel so far (/proc/<pid>/io): `read` and `written`
+ * through read and write calls of any kind — sockets, pipes and files alike (`rchar`, `wchar`) —
+ * and `disk`, what it caused to be written to storage (`write_bytes`).
+ */
+export interface IoBytes {
+  readonly read: number;
+  readonly written: number;
+  readonly disk: number;
+}
+
+/** The counters of a /proc/<pid>/io text; undefined when one of them is missing. */
+export function parseIo(text: string): IoBytes | undefined {
+  const field = (name: string): number | undefined => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)$`, 'm').exec(text);
+    return match ? Number(match[1]) : undefined;
+  };
+  const read = field('rchar');
+  const written = field('wchar');
+  const disk = field('write_bytes');
+  return read === undefined || written === undefined || disk === undefined
+    ? undefined
+    : { read, written, disk };
+}
+
 interface Member {
   readonly pid: number;
   peakRssKiB: number;
@@ -24,6 +49,8 @@ interface Member {
   cpuSeconds: number;
   mainThreadCpuSeconds: number;
   wakeUps: number;
+  /** Undefined while /proc/<pid>/io cannot be read (another user's process). */
+  io: IoBytes | undefined;
   gone: boolean;
 }
 
@@ -156,6 +183,7 @@ export class ProcessSampler {
       cpuSeconds: 0,
       mainThreadCpuSeconds: 0,
       wakeUps: 0,
+      io: undefined,
       gone: false,
     });
     this.read(watched);
@@ -208,6 +236,20 @@ export class ProcessSampler {
     return new Map([...this.watched.values()].map((watched) => [watched.name, wakeUpsOf(watched)]));
   }
 
+  /**
+   * Bytes each process read and wrote so far, by name (a group's added up); absent for a name none
+   * of whose processes' counters could be read.
+   */
+  ioBytes(): Map<string, IoBytes> {
+    this.sample();
+    const bytes = new Map<string, IoBytes>();
+    for (const watched of this.watched.values()) {
+      const total = ioOf(watched);
+      if (total) bytes.set(watched.name, total);
+    }
+    return bytes;
+  }
+
   /** CPU seconds of each process so far, by name. */
   cpuSeconds(): Map<string, number> {
     this.sample();
@@ -241,6 +283,7 @@ export class ProcessSampler {
           TICKS_PER_SECOND;
         // The process's status is its main thread's (the thread group leader's): the event loop's.
         member.wakeUps = countField(status, 'voluntary_ctxt_switches');
+        member.io = readIo(member.pid) ?? member.io;
       } catch {
         // exited: its CPU stays counted, its memory is freed
         member.gone = true;
@@ -262,6 +305,26 @@ export class ProcessSampler {
     if (this.phase === undefined || watched.rssKiB === 0) return;
     watched.phasePeakKiB.set(this.phase, Math.max(watched.phasePeakKiB.get(this.phase) ?? 0, watched.rssKiB));
   }
+}
+
+/** A process's I/O counters; undefined when they cannot be read (not ours to read, or gone). */
+function readIo(pid: number): IoBytes | undefined {
+  try {
+    return parseIo(readFileSync(`/proc/${pid}/io`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function ioOf(watched: Watched): IoBytes | undefined {
+  let total: IoBytes | undefined;
+  for (const { io } of watched.members.values()) {
+    if (!io) continue;
+    total = total
+      ? { read: total.read + io.read, written: total.written + io.written, disk: total.disk + io.disk }
+      : io;
+  }
+  return total;
 }
 
 function wakeUpsOf(watched: Watched): number {

@@ -1,6 +1,6 @@
 import type { Distribution } from './distribution-stats';
 import type { ProcessRole } from './per-node';
-import { perNodeCost } from './per-node';
+import { ioPerNode, perNodeCost } from './per-node';
 import type { PipelineReport, ProcessReport } from './report';
 import { formatPerNodeTable, formatPipelineTable, scaleOutOf } from './report';
 
@@ -23,6 +23,8 @@ function processOf(
     helperThreadsCpuSecondsByPhase: { import: importSeconds / 4, steady: steadySeconds / 2, drain: 0 },
     wakeUpsByPhase: { import: 400, steady: 900, drain: 100 },
     steadyWakeUpsPerNodeChange: 1,
+    ioBytesByPhase: { import: { read: 10_240_000, written: 20_480_000, disk: 1_024_000 } },
+    ...ioPerNode({ import: { read: 10_240_000, written: 20_480_000, disk: 1_024_000 } }, work),
     ...perNodeCost({ importSeconds, steadySeconds }, work, 0.5),
   };
 }
@@ -186,6 +188,15 @@ describe('formatPipelineTable', () => {
       /main-thread wake-ups\s+import\s+steady\s+drain\s+per node change \(steady \+ drain\)/,
     );
     expect(text).toMatch(/config-service\s+400\s+900\s+100\s+1\.00/);
+  });
+
+  it("gives each process's bytes read, written and sent to disk per node change and per node", () => {
+    const text = formatPipelineTable(reportWith(1));
+    expect(text).toMatch(
+      /KiB read \/ written \/ to disk\s+per node change \(steady \+ drain\)\s+per node \(import\)/,
+    );
+    // Counters of the import only: the steady figure is unknown, not zero.
+    expect(text).toMatch(/config-service\s+-\s+1\.0 \/ 2\.0 \/ 0\.1/);
   });
 
   it('states the warm-up apart from the measured load, with its own CPU per node change', () => {

@@ -1,6 +1,6 @@
 import type { ChangeKind } from './change-plan';
 import type { Distribution } from './distribution-stats';
-import type { PerNodeCost, ProcessRole } from './per-node';
+import type { IoBytesCount, PerNodeCost, ProcessRole } from './per-node';
 import type { RulerCheck, Yardstick } from './yardstick';
 
 export interface ProcessReport extends PerNodeCost {
@@ -24,6 +24,14 @@ export interface ProcessReport extends PerNodeCost {
    */
   readonly wakeUpsByPhase: Readonly<Record<string, number>>;
   readonly steadyWakeUpsPerNodeChange: number | null;
+  /**
+   * Bytes read and written within each phase (/proc/<pid>/io: sockets, pipes and files alike; `disk`:
+   * what went to storage), absent for phases whose counters could not be read (another user's process).
+   */
+  readonly ioBytesByPhase: Readonly<Record<string, IoBytesCount>>;
+  /** The same in KiB per node change of the steady phases, and per node of the import (null: not counted). */
+  readonly steadyKiBPerNodeChange: IoBytesCount | null;
+  readonly importKiBPerNode: IoBytesCount | null;
 }
 
 /** One generator's share of the work when several run (`--generators` above 1). */
@@ -33,6 +41,12 @@ export interface ScaleOutGenerator extends PerNodeCost {
   readonly bundle: string;
   readonly peakRssMiB: number;
   readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
+}
+
+function kibCell(bytes: IoBytesCount | null): string {
+  return bytes === null
+    ? '-'
+    : `${bytes.read.toFixed(1)} / ${bytes.written.toFixed(1)} / ${bytes.disk.toFixed(1)}`;
 }
 
 /** The `scaleOut` part of a report: each generator's share, when several ran. */
@@ -359,6 +373,18 @@ export function formatPipelineTable(report: PipelineReport): string {
         process.steadyWakeUpsPerNodeChange === null ? '-' : process.steadyWakeUpsPerNodeChange.toFixed(2),
       ]),
     ),
+    '',
+    ...table(
+      ['KiB read / written / to disk', 'per node change (steady + drain)', 'per node (import)'],
+      report.processes
+        .filter((process) => process.steadyKiBPerNodeChange !== null || process.importKiBPerNode !== null)
+        .map((process) => [
+          process.name,
+          kibCell(process.steadyKiBPerNodeChange),
+          kibCell(process.importKiBPerNode),
+        ]),
+    ),
+    '(bytes through read and write calls: sockets, pipes and files; to disk: what reached storage)',
     '',
     ...formatPerNodeTable(report),
     ...(report.scaleOut
