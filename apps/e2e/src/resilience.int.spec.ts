@@ -1,4 +1,5 @@
 import { buildDemoFleet } from '@policygen/fleets';
+import { eventually } from '@policygen/testing-infra';
 import type { Entity, Pipeline } from './testing/pipeline';
 import { generateWithCli, withPipeline } from './testing/pipeline';
 
@@ -66,17 +67,35 @@ describe('generator resilience and scale-out', () => {
         await pipeline.settled(revision, 90_000);
 
         finalWithOne = await expectFullGeneration(pipeline);
-        // Every revision's effect is in a bundle: step n's property is in its node's properties file.
+        // Every revision's effect is in a bundle: step n's property is in its node's properties file,
+        // a blob of the bundle the cache records for the node (the record keeps digests: the file
+        // list is the event's of that bundle).
         const cache = pipeline.bundleCache();
-        const missing: number[] = [];
-        for (let step = 1; step <= BURST; step++) {
-          const nodeId = String((nodes[step % nodes.length] as Entity)['id']);
-          const record = await cache.nodeBundle(nodeId);
-          const file = record?.files.find((entry) => entry.path === PROPERTIES_FILE);
-          const content = file ? await cache.getBlob(file.sha256) : null;
-          if (!content?.includes(`"step_${step}"`)) missing.push(step);
-        }
-        expect(missing).toEqual([]);
+        const missingSteps = async (): Promise<number[]> => {
+          const missing: number[] = [];
+          for (let step = 1; step <= BURST; step++) {
+            const nodeId = String((nodes[step % nodes.length] as Entity)['id']);
+            const record = await cache.nodeBundle(nodeId);
+            const event = pipeline.events.bundles.find(
+              (bundle) =>
+                bundle.type === 'node.bundle' && bundle.nodeId === nodeId && bundle.hash === record?.hash,
+            );
+            const file =
+              event?.type === 'node.bundle'
+                ? event.files.find((entry) => entry.path === PROPERTIES_FILE)
+                : undefined;
+            const content =
+              file && record?.digests.includes(file.sha256) ? await cache.getBlob(file.sha256) : null;
+            if (!content?.includes(`"step_${step}"`)) missing.push(step);
+          }
+          return missing;
+        };
+        // The observer reads the events beside the pipeline: it may be a moment behind.
+        await eventually(async () => (await missingSteps()).length === 0, {
+          what: "every step's property in its node's recorded bundle",
+          timeoutMs: 15_000,
+        }).catch(() => undefined);
+        expect(await missingSteps()).toEqual([]);
         expect(pipeline.events.schemaErrors).toEqual([]);
       }),
     240_000,

@@ -30,11 +30,7 @@ describe('bundleEventJson', () => {
             files: record.files,
             manifestSha256: record.manifestSha256,
           };
-          const json = bundleEventJson(
-            { ...record, filesJson: JSON.stringify(record.files) },
-            generatedAt,
-            catchUp,
-          );
+          const json = bundleEventJson(record, JSON.stringify(record.files), generatedAt, catchUp);
           expect(json).toBe(JSON.stringify(event));
         },
       ),

@@ -1,12 +1,12 @@
 import type { NodeBundleRecord } from '@policygen/cache';
 
 /**
- * A `node.bundle` event as JSON text, the record's `filesJson` put in as it is: the same text as
- * `JSON.stringify` of the event object, member by member, but the file list — most of its bytes —
- * is encoded once for the event and the cache's record both.
+ * A `node.bundle` event as JSON text, the file list's JSON (`filesJson`, made once when the node was
+ * computed) put in as it is: the same text as `JSON.stringify` of the event object, member by member.
  */
 export function bundleEventJson(
-  record: NodeBundleRecord & { readonly filesJson: string },
+  record: Pick<NodeBundleRecord, 'nodeId' | 'revision' | 'committedAt' | 'hash' | 'manifestSha256'>,
+  filesJson: string,
   generatedAt: string,
   catchUp: boolean,
 ): string {
@@ -14,7 +14,7 @@ export function bundleEventJson(
     `{"schemaVersion":1,"type":"node.bundle","nodeId":${JSON.stringify(record.nodeId)},` +
     `"revision":${JSON.stringify(record.revision)},"committedAt":${JSON.stringify(record.committedAt)},` +
     `"generatedAt":${JSON.stringify(generatedAt)},${catchUp ? '"catchUp":true,' : ''}` +
-    `"hash":${JSON.stringify(record.hash)},"files":${record.filesJson},` +
+    `"hash":${JSON.stringify(record.hash)},"files":${filesJson},` +
     `"manifestSha256":${JSON.stringify(record.manifestSha256)}}`
   );
 }

@@ -86,6 +86,7 @@ describe('BundlePublisher.published', () => {
         expect(JSON.parse(published.filesJson)).toEqual(
           listed.map((file) => ({ path: file.path, sha256: file.sha256 })),
         );
+        expect(published.digests).toEqual(listed.map((file) => file.sha256));
         const manifest = bundle.files.find((file) => file.path === MANIFEST_FILE) as BundleEntry;
         expect(published.manifestSha256).toBe(manifest.sha256);
         // Without parts, the manifest travels as a file: its content is a blob to store.

@@ -150,6 +150,7 @@ export class BundlePublisher {
     const generatedAt = new Map(
       bundles.map((bundle) => [bundle.nodeId, new Date(bundle.generatedAt).toISOString()]),
     );
+    const filesJson = new Map(bundles.map((bundle) => [bundle.nodeId, bundle.filesJson]));
     const catchUp = stamp.catchUp === true;
     let records = bundles.map((bundle) => recordOf(bundle, stamp));
     // The slice's bundles, removals, results and summary go out in one request to the bus.
@@ -162,7 +163,12 @@ export class BundlePublisher {
             messages: [
               ...records.map((record) => ({
                 key: record.nodeId,
-                value: bundleEventJson(record, generatedAt.get(record.nodeId) as string, catchUp),
+                value: bundleEventJson(
+                  record,
+                  filesJson.get(record.nodeId) as string,
+                  generatedAt.get(record.nodeId) as string,
+                  catchUp,
+                ),
               })),
               ...removals.map((nodeId) => message(nodeId, deletionEvent(nodeId, stamp))),
             ],
@@ -260,6 +266,7 @@ export class BundlePublisher {
       manifestSha256: manifest.sha256,
       generatedAt,
       filesJson: listing.json(),
+      digests: listing.digests,
       blobs: listing.blobs,
       reused: listing.reused,
     };
@@ -289,6 +296,8 @@ export class BundlePublisher {
  */
 class FileListing {
   readonly blobs: { sha256: string; content: Buffer }[] = [];
+  /** The listed files' digests (the manifest left out, as in `json`). */
+  readonly digests: string[] = [];
   reused = 0;
   private readonly files: { path: string; sha256: string }[] = [];
 
@@ -299,6 +308,7 @@ class FileListing {
 
   add(path: string, sha256: string, content: string | undefined): void {
     this.files.push({ path, sha256 });
+    if (path !== MANIFEST_FILE) this.digests.push(sha256);
     if (content !== undefined && (this.keepAll || !this.stored.has(sha256)))
       this.blobs.push({ sha256, content: Buffer.from(content) });
     else this.reused++;
@@ -310,17 +320,13 @@ class FileListing {
   }
 }
 
-function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord & { filesJson: string } {
+function recordOf(bundle: PublishedBundle, stamp: RevisionStamp): NodeBundleRecord {
   return {
     nodeId: bundle.nodeId,
     hash: bundle.hash,
     revision: stamp.revision,
     committedAt: stamp.committedAt,
-    // The caches and the event read `filesJson`: the list of objects is made only if asked for.
-    get files() {
-      return JSON.parse(bundle.filesJson) as { path: string; sha256: string }[];
-    },
-    filesJson: bundle.filesJson,
+    digests: bundle.digests,
     manifestSha256: bundle.manifestSha256,
   };
 }

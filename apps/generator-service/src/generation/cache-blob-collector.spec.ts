@@ -17,7 +17,7 @@ describe('CacheBlobCollector', () => {
         revision: 1,
         hash: `sha256:${digest('h')}`,
         committedAt: '2026-11-24T00:00:00.000Z',
-        files: [{ path: 'rules/a.cf', sha256: digest('a') }],
+        digests: [digest('a')],
         manifestSha256: digest('m'),
       },
     ]);

@@ -169,10 +169,15 @@ describe('GenerationLoop', () => {
   it('publishes a node again when a consumer asks for it, and only that node, with all its files', async () => {
     // A consumer asks because files are missing: every one the node names goes to the cache again,
     // its manifest's parts too (they are left out of a slice only when known to be stored).
-    const record = await cache.nodeBundle('web-par-001');
-    const digests = (record?.files ?? [])
-      .filter((file) => file.path !== GENERATED_AT_FILE)
-      .map((file) => file.sha256);
+    // The node's files as its last event listed them (the cache's record keeps digests only).
+    const events = producer.sent
+      .filter((send) => send.topic === topics.nodeBundles)
+      .flatMap((send) => send.messages.filter((message) => message.key === 'web-par-001'));
+    const last = JSON.parse(String(events[events.length - 1]?.value)) as {
+      files: { path: string; sha256: string }[];
+    };
+    const digests = last.files.filter((file) => file.path !== GENERATED_AT_FILE).map((file) => file.sha256);
+    expect((await cache.nodeBundle('web-par-001'))?.digests).toEqual(last.files.map((file) => file.sha256));
     expect(digests.length).toBeGreaterThan(2);
     const client = createClient({ url: infra.redisUrl });
     await client.connect();

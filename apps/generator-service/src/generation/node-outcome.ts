@@ -15,6 +15,8 @@ export interface PublishedBundle {
   readonly generatedAt: number;
   /** `JSON.stringify` of the files as the event lists them (`{ path, sha256 }`, the manifest left out). */
   readonly filesJson: string;
+  /** Their digests, in the same order: what the cache's record of the node keeps. */
+  readonly digests: readonly string[];
   /** The contents the cache may lack (all of them for a forced node), as UTF-8 bytes, off the JS heap. */
   readonly blobs: readonly { readonly sha256: string; readonly content: Buffer }[];
   /** Files whose contents were not sent: the cache holds them. */

@@ -22,7 +22,7 @@ function record(nodeId: string, revision: number, hash: string): NodeBundleRecor
     revision,
     hash: `sha256:${hash.repeat(64).slice(0, 64)}`,
     committedAt: '2026-11-21T00:00:00.000Z',
-    files: [{ path: 'rules/cfengine-community/promises.cf', sha256: 'a'.repeat(64) }],
+    digests: ['a'.repeat(64)],
     manifestSha256: hash.repeat(64).slice(0, 64),
   };
 }
@@ -68,12 +68,17 @@ export function describeBundleCacheContract(
       expect(text(await cache.getBlobs([blob.sha256]))).toEqual([content]);
     });
 
-    it('keeps a record given with its files as JSON text as if given as a list', async () => {
-      const given = record('n1', 3, '5');
-      expect(await cache.recordBundles([{ ...given, filesJson: JSON.stringify(given.files) }])).toEqual([
-        true,
-      ]);
+    it("keeps a record's digests in their order, one twice when two files hold the same content", async () => {
+      const given = { ...record('n1', 3, '5'), digests: ['b'.repeat(64), 'a'.repeat(64), 'b'.repeat(64)] };
+      expect(await cache.recordBundles([given])).toEqual([true]);
       expect(await cache.nodeBundle('n1')).toEqual(given);
+    });
+
+    it('refuses a batch naming a digest that is not one, writing none of it', async () => {
+      await expect(
+        cache.recordBundles([record('n1', 1, '1'), { ...record('n2', 1, '2'), digests: ['abc'] }]),
+      ).rejects.toThrow('node n2: a digest of 3 characters, not 64');
+      expect(await cache.nodeHashes()).toEqual(new Map());
     });
 
     it('records a large batch, each answer in its place', async () => {
@@ -183,7 +188,7 @@ export function describeBundleCacheContract(
         manifest: string,
       ): NodeBundleRecord => ({
         ...record(nodeId, revision, '1'),
-        files: files.map((letter, index) => ({ path: `f${index}`, sha256: digest(letter) })),
+        digests: files.map(digest),
         manifestSha256: digest(manifest),
       });
       const later = (): number => Date.now() + 60_000;

@@ -12,10 +12,13 @@ export interface NodeBundleRecord {
   readonly revision: number;
   /** When that revision was committed (ISO 8601). */
   readonly committedAt: string;
-  /** Every file but the manifest, sorted by path. */
-  readonly files: readonly { readonly path: string; readonly sha256: string }[];
-  /** `JSON.stringify(files)`, when the caller has it already (the generator encodes it once for its event too). */
-  readonly filesJson?: string;
+  /**
+   * The digests of the bundle's files but the manifest, in the order of their paths (one twice when
+   * two files hold the same content): the blobs the record keeps from being collected. A record
+   * holds digests, not the file list: nothing reads the list from the cache (the consumers have it
+   * from the event), and its text was most of what a record cost to send, store and count.
+   */
+  readonly digests: readonly string[];
   /** The digest of the bundle's `policy-manifest.json`, a blob like the other files. */
   readonly manifestSha256: string;
 }

@@ -18,7 +18,7 @@ function record(nodeId: string, revision: number): NodeBundleRecord {
     revision,
     hash: `sha256:${String(revision).repeat(64)}`,
     committedAt: '2026-11-21T00:00:00.000Z',
-    files: [{ path: 'rules/cfengine-community/promises.cf', sha256: 'a'.repeat(64) }],
+    digests: ['a'.repeat(64)],
     manifestSha256: String(revision).repeat(64),
   };
 }
@@ -41,12 +41,9 @@ describe('MemoryBundleCache, beyond the contract', () => {
     const cache = new MemoryBundleCache();
     const written = record('n1', 1);
     await cache.recordBundles([written]);
-    (written.files as unknown as { path: string; sha256: string }[]).push({
-      path: 'changed',
-      sha256: 'b'.repeat(64),
-    });
+    (written.digests as string[]).push('b'.repeat(64));
     const read = await cache.nodeBundle('n1');
-    (read?.files as unknown[]).splice(0, 1);
+    (read?.digests as string[]).splice(0, 1);
     const hashes = await cache.nodeHashes();
     Object.assign(hashes.get('n1') ?? {}, { hash: 'changed after the read' });
     expect((await cache.nodeHashes()).get('n1')?.hash).toBe(written.hash);

@@ -1,12 +1,13 @@
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
+import { digestsText, splitDigests } from '../record-digests';
 
-/** What a node holds: its bundle (files as the JSON text Redis keeps), or a tombstone. */
+/** What a node holds: its bundle (its digests as the text Redis keeps), or a tombstone. */
 type NodeEntry =
   | {
       readonly revision: number;
       readonly hash: string;
       readonly committedAt: string;
-      readonly files: string;
+      readonly digests: string;
       readonly manifestSha256: string;
     }
   | { readonly revision: number; readonly deleted: true };
@@ -60,8 +61,8 @@ export interface MemoryBundleCacheOptions {
 /**
  * The bundle cache of the embedded default, in memory, with the Redis cache's semantics: blobs
  * stored once, records moving forward only, removals leaving a tombstone that refuses older
- * records, and the freshness marker. Records are kept as JSON text and parsed on read, so a
- * reader gets a copy, as from Redis. Nothing survives the process.
+ * records, and the freshness marker. Records keep their digests as the text Redis keeps, split on
+ * read, so a reader gets a copy, as from Redis. Nothing survives the process.
  */
 export class MemoryBundleCache implements BundleCache {
   readonly store: MemoryBundleStore;
@@ -108,7 +109,7 @@ export class MemoryBundleCache implements BundleCache {
         revision: bundle.revision,
         hash: bundle.hash,
         committedAt: bundle.committedAt,
-        files: bundle.filesJson ?? JSON.stringify(bundle.files),
+        digests: digestsText(bundle),
         manifestSha256: bundle.manifestSha256,
       },
     }));
@@ -145,7 +146,7 @@ export class MemoryBundleCache implements BundleCache {
       hash: entry.hash,
       revision: entry.revision,
       committedAt: entry.committedAt,
-      files: JSON.parse(entry.files) as NodeBundleRecord['files'],
+      digests: splitDigests(entry.digests),
       manifestSha256: entry.manifestSha256,
     };
   }
@@ -201,8 +202,7 @@ export class MemoryBundleCache implements BundleCache {
 
 function digestsOf(entry: NodeEntry | undefined): Set<string> {
   if (!entry || 'deleted' in entry) return new Set();
-  const files = JSON.parse(entry.files) as NodeBundleRecord['files'];
-  const digests = new Set(files.map((file) => file.sha256));
+  const digests = new Set(splitDigests(entry.digests));
   if (entry.manifestSha256) digests.add(entry.manifestSha256);
   return digests;
 }

@@ -43,7 +43,7 @@ describe('RedisBundleCache scripts', () => {
         hash: `sha256:${'a'.repeat(63)}${revision}`,
         revision,
         committedAt: '2026-11-26T00:00:00.000Z',
-        files: [{ path: 'rules/a.cf', sha256: 'b'.repeat(64) }],
+        digests: ['b'.repeat(64)],
         manifestSha256: 'c'.repeat(64),
       });
       // As after a restart of Redis: it knows no script.
@@ -57,6 +57,62 @@ describe('RedisBundleCache scripts', () => {
       expect(await cache.nodeHashes(['n1'])).toEqual(new Map());
       // The blob the record named lost its last reference: it is free to collect.
       expect(await admin.hGet(`${prefix}blob-refs`, 'b'.repeat(64))).toBe('0');
+    } finally {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(keys);
+      await admin.close();
+      await cache.close();
+    }
+  });
+});
+
+describe('RedisBundleCache records of an earlier version', () => {
+  it('reads a record that lists its files as JSON, and lets go of its blobs when it is replaced', async () => {
+    const { redisUrl } = getTestInfrastructure();
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
+    const admin = createClient({ url: redisUrl });
+    await admin.connect();
+    const digest = (letter: string): string => letter.repeat(64);
+    try {
+      // As the earlier script wrote it: the file list as JSON, its blobs and manifest counted.
+      await admin.hSet(`${prefix}node:n1`, {
+        revision: '1',
+        hash: `sha256:${digest('h')}`,
+        committedAt: '2026-11-26T00:00:00.000Z',
+        files: JSON.stringify([
+          { path: 'rules/a.cf', sha256: digest('a') },
+          { path: 'rules/b.cf', sha256: digest('b') },
+        ]),
+        manifestSha256: digest('m'),
+        counted: '1',
+      });
+      await admin.hSet(`${prefix}blob-refs`, { [digest('a')]: '1', [digest('b')]: '1', [digest('m')]: '1' });
+      await admin.hSet(`${prefix}nodes`, 'n1', `1 sha256:${digest('h')}`);
+      expect((await cache.nodeBundle('n1'))?.digests).toEqual([digest('a'), digest('b')]);
+
+      expect(
+        await cache.recordBundles([
+          {
+            nodeId: 'n1',
+            hash: `sha256:${digest('i')}`,
+            revision: 2,
+            committedAt: '2026-11-26T00:00:01.000Z',
+            digests: [digest('b'), digest('c')],
+            manifestSha256: digest('n'),
+          },
+        ]),
+      ).toEqual([true]);
+      const refs = await admin.hGetAll(`${prefix}blob-refs`);
+      expect(refs).toEqual({
+        [digest('a')]: '0',
+        [digest('b')]: '1',
+        [digest('m')]: '0',
+        [digest('c')]: '1',
+        [digest('n')]: '1',
+      });
+      expect((await admin.zRange(`${prefix}blob-free`, 0, -1)).sort()).toEqual([digest('a'), digest('m')]);
+      expect(await admin.hGet(`${prefix}node:n1`, 'files')).toBeNull();
     } finally {
       const keys = await admin.keys(`${prefix}*`);
       if (keys.length > 0) await admin.del(keys);

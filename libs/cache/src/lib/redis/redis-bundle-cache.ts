@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createClient, MultiErrorReply, RESP_TYPES } from 'redis';
 import type { RedisClientOptions } from 'redis';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
+import { digestsText, splitDigests } from '../record-digests';
 
 export interface RedisBundleCacheOptions {
   readonly url: string;
@@ -13,19 +14,29 @@ export interface RedisBundleCacheOptions {
  * Blob references: `blob-refs` counts, per digest, the node records naming it (records marked
  * `counted`; older ones are left out, so their blobs are never collected); `blob-free` holds, per
  * digest, when it was last put or last lost its last reference. The collector deletes what has sat
- * in `blob-free` past the grace period and still has no reference.
+ * in `blob-free` past the grace period and still has no reference. A record names its blobs by
+ * `digests`, their 64-character digests one after the other (cut in Lua without decoding JSON); a
+ * record written before it by `files`, its file list as JSON, read as it is until replaced.
  */
 const REFERENCES = `
-local function digests(files, manifest)
+local function digests(list, manifest)
   local set = {}
-  if files then for _, file in ipairs(cjson.decode(files)) do set[file.sha256] = true end end
+  if list then for at = 1, #list, 64 do set[string.sub(list, at, at + 63)] = true end end
+  if manifest and manifest ~= '' then set[manifest] = true end
+  return set
+end
+local function listed(files, manifest)
+  local set = {}
+  for _, file in ipairs(cjson.decode(files)) do set[file.sha256] = true end
   if manifest and manifest ~= '' then set[manifest] = true end
   return set
 end
 local function held(key)
   if redis.call('HGET', key, 'counted') ~= '1' then return {} end
-  local fields = redis.call('HMGET', key, 'files', 'manifestSha256')
-  return digests(fields[1], fields[2])
+  local fields = redis.call('HMGET', key, 'digests', 'manifestSha256', 'files')
+  if fields[1] then return digests(fields[1], fields[2]) end
+  if fields[3] then return listed(fields[3], fields[2]) end
+  return digests(nil, fields[2])
 end
 local function release(refs, free, now, before, after)
   for digest in pairs(after) do
@@ -45,7 +56,7 @@ local revision = redis.call('HGET', KEYS[1], 'revision')
 if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
 release(KEYS[3], KEYS[4], ARGV[7], held(KEYS[1]), digests(ARGV[4], ARGV[5]))
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'files', ARGV[4], 'manifestSha256', ARGV[5], 'counted', '1')
+redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'digests', ARGV[4], 'manifestSha256', ARGV[5], 'counted', '1')
 redis.call('HSET', KEYS[2], ARGV[6], ARGV[1] .. ' ' .. ARGV[2])
 return 1`;
 
@@ -170,7 +181,7 @@ export class RedisBundleCache implements BundleCache {
           String(bundle.revision),
           bundle.hash,
           bundle.committedAt,
-          Buffer.from(bundle.filesJson ?? JSON.stringify(bundle.files)),
+          digestsText(bundle),
           bundle.manifestSha256,
           bundle.nodeId,
           now,
@@ -201,7 +212,10 @@ export class RedisBundleCache implements BundleCache {
       hash: fields['hash'],
       revision: Number(fields['revision']),
       committedAt: fields['committedAt'] ?? '',
-      files: JSON.parse(fields['files'] ?? '[]') as NodeBundleRecord['files'],
+      digests:
+        fields['digests'] === undefined
+          ? (JSON.parse(fields['files'] ?? '[]') as { sha256: string }[]).map((file) => file.sha256)
+          : splitDigests(fields['digests']),
       manifestSha256: fields['manifestSha256'] ?? '',
     };
   }
