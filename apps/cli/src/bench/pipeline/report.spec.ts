@@ -197,6 +197,8 @@ describe('formatPipelineTable', () => {
     );
     // Counters of the import only: the steady figure is unknown, not zero.
     expect(text).toMatch(/config-service\s+-\s+1\.0 \/ 2\.0 \/ 0\.1/);
+    // Kafka's and Redis's too: what each hop hands them is read and written again there.
+    expect(text).toMatch(/kafka\s+-\s+1\.0 \/ 2\.0 \/ 0\.1/);
   });
 
   it('states the warm-up apart from the measured load, with its own CPU per node change', () => {

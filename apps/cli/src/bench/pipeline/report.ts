@@ -376,7 +376,7 @@ export function formatPipelineTable(report: PipelineReport): string {
     '',
     ...table(
       ['KiB read / written / to disk', 'per node change (steady + drain)', 'per node (import)'],
-      report.processes
+      [...report.processes, ...report.infrastructure.processes]
         .filter((process) => process.steadyKiBPerNodeChange !== null || process.importKiBPerNode !== null)
         .map((process) => [
           process.name,
