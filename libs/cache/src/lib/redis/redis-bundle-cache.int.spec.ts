@@ -30,14 +30,28 @@ describeBundleCacheContract('RedisBundleCache', async () => {
   };
 });
 
+/** A cache under a key prefix of its own and an admin client on the same Redis, both closed and the keys dropped after. */
+async function withCache(
+  test: (cache: RedisBundleCache, admin: ReturnType<typeof createClient>, prefix: string) => Promise<void>,
+): Promise<void> {
+  const { redisUrl } = getTestInfrastructure();
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
+  const admin = createClient({ url: redisUrl });
+  await admin.connect();
+  try {
+    await test(cache, admin, prefix);
+  } finally {
+    const keys = await admin.keys(`${prefix}*`);
+    if (keys.length > 0) await admin.del(keys);
+    await admin.close();
+    await cache.close();
+  }
+}
+
 describe('RedisBundleCache scripts', () => {
-  it('records and removes by the scripts’ digests, and gives Redis the scripts again after it lost them', async () => {
-    const { redisUrl } = getTestInfrastructure();
-    const prefix = `test:${randomBytes(6).toString('hex')}:`;
-    const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
-    const admin = createClient({ url: redisUrl });
-    await admin.connect();
-    try {
+  it('records and removes by the scripts’ digests, and gives Redis the scripts again after it lost them', () =>
+    withCache(async (cache, admin, prefix) => {
       const record = (revision: number) => ({
         nodeId: 'n1',
         hash: `sha256:${'a'.repeat(63)}${revision}`,
@@ -57,24 +71,13 @@ describe('RedisBundleCache scripts', () => {
       expect(await cache.nodeHashes(['n1'])).toEqual(new Map());
       // The blob the record named lost its last reference: it is free to collect.
       expect(await admin.hGet(`${prefix}blob-refs`, 'b'.repeat(64))).toBe('0');
-    } finally {
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(keys);
-      await admin.close();
-      await cache.close();
-    }
-  });
+    }));
 });
 
 describe('RedisBundleCache records of an earlier version', () => {
-  it('reads a record that lists its files as JSON, and lets go of its blobs when it is replaced', async () => {
-    const { redisUrl } = getTestInfrastructure();
-    const prefix = `test:${randomBytes(6).toString('hex')}:`;
-    const cache = await RedisBundleCache.connect({ url: redisUrl, prefix });
-    const admin = createClient({ url: redisUrl });
-    await admin.connect();
-    const digest = (letter: string): string => letter.repeat(64);
-    try {
+  it('reads a record that lists its files as JSON, and lets go of its blobs when it is replaced', () =>
+    withCache(async (cache, admin, prefix) => {
+      const digest = (letter: string): string => letter.repeat(64);
       // As the earlier script wrote it: the file list as JSON, its blobs and manifest counted.
       await admin.hSet(`${prefix}node:n1`, {
         revision: '1',
@@ -113,13 +116,7 @@ describe('RedisBundleCache records of an earlier version', () => {
       });
       expect((await admin.zRange(`${prefix}blob-free`, 0, -1)).sort()).toEqual([digest('a'), digest('m')]);
       expect(await admin.hGet(`${prefix}node:n1`, 'files')).toBeNull();
-    } finally {
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(keys);
-      await admin.close();
-      await cache.close();
-    }
-  });
+    }));
 });
 
 describe('RedisBundleCache pipelines', () => {
