@@ -1,3 +1,5 @@
+import type { IoBytes } from './process-sampler';
+
 /** What a process is in the run, for the per-node figures: only services count in their total. */
 export type ProcessRole = 'service' | 'fresh relay' | 'bench' | 'infrastructure';
 
@@ -44,26 +46,19 @@ export function perNodeCost(
   };
 }
 
-/** Bytes read, written and sent to storage, as `IoBytes` counts them. */
-export interface IoBytesCount {
-  readonly read: number;
-  readonly written: number;
-  readonly disk: number;
-}
-
 /**
  * KiB a process read, wrote and sent to storage per node change in the steady phases and per node
  * at import (null: no work, or no counters for those phases): each hop's bytes, which a node
  * change should move once.
  */
 export function ioPerNode(
-  byPhase: Readonly<Record<string, IoBytesCount>>,
+  byPhase: Readonly<Record<string, IoBytes>>,
   work: { readonly nodeChanges: number; readonly nodes: number },
-): { readonly steadyKiBPerNodeChange: IoBytesCount | null; readonly importKiBPerNode: IoBytesCount | null } {
-  const per = (phases: readonly string[], count: number): IoBytesCount | null => {
+): { readonly steadyKiBPerNodeChange: IoBytes | null; readonly importKiBPerNode: IoBytes | null } {
+  const per = (phases: readonly string[], count: number): IoBytes | null => {
     const counted = phases.map((phase) => byPhase[phase]).filter((bytes) => bytes !== undefined);
     if (count <= 0 || counted.length === 0) return null;
-    const kib = (pick: (bytes: IoBytesCount) => number): number =>
+    const kib = (pick: (bytes: IoBytes) => number): number =>
       round(counted.reduce((sum, bytes) => sum + pick(bytes), 0) / 1024 / count, 2);
     return {
       read: kib((bytes) => bytes.read),

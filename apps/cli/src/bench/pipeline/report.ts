@@ -1,6 +1,7 @@
 import type { ChangeKind } from './change-plan';
 import type { Distribution } from './distribution-stats';
-import type { IoBytesCount, PerNodeCost, ProcessRole } from './per-node';
+import type { PerNodeCost, ProcessRole } from './per-node';
+import type { IoBytes } from './process-sampler';
 import type { RulerCheck, Yardstick } from './yardstick';
 
 export interface ProcessReport extends PerNodeCost {
@@ -28,10 +29,10 @@ export interface ProcessReport extends PerNodeCost {
    * Bytes read and written within each phase (/proc/<pid>/io: sockets, pipes and files alike; `disk`:
    * what went to storage), absent for phases whose counters could not be read (another user's process).
    */
-  readonly ioBytesByPhase: Readonly<Record<string, IoBytesCount>>;
+  readonly ioBytesByPhase: Readonly<Record<string, IoBytes>>;
   /** The same in KiB per node change of the steady phases, and per node of the import (null: not counted). */
-  readonly steadyKiBPerNodeChange: IoBytesCount | null;
-  readonly importKiBPerNode: IoBytesCount | null;
+  readonly steadyKiBPerNodeChange: IoBytes | null;
+  readonly importKiBPerNode: IoBytes | null;
 }
 
 /** One generator's share of the work when several run (`--generators` above 1). */
@@ -43,7 +44,7 @@ export interface ScaleOutGenerator extends PerNodeCost {
   readonly peakRssMiBByPhase: Readonly<Record<string, number>>;
 }
 
-function kibCell(bytes: IoBytesCount | null): string {
+function kibCell(bytes: IoBytes | null): string {
   return bytes === null
     ? '-'
     : `${bytes.read.toFixed(1)} / ${bytes.written.toFixed(1)} / ${bytes.disk.toFixed(1)}`;
