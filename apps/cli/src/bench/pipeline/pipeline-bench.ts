@@ -849,6 +849,8 @@ interface Phase {
   readonly io: Map<string, IoBytes>;
 }
 
+const NO_BYTES: IoBytes = { read: 0, written: 0, disk: 0 };
+
 function processReports(
   sampler: ProcessSampler,
   phases: readonly Phase[],
@@ -878,11 +880,10 @@ function processReports(
       helperByPhase[phase.name] = Math.round(Math.max(0, helper) * 100) / 100;
       const rss = figures.peakRssMiBByPhase[phase.name];
       if (rss !== undefined) rssByPhase[phase.name] = rss;
-      const ioBefore = phase.io.get(figures.name);
       const ioAfter = next.io.get(figures.name);
       // A process started within the phase had moved nothing at its start.
-      const ioStart = ioBefore ?? (ioAfter ? { read: 0, written: 0, disk: 0 } : undefined);
-      if (ioAfter && ioStart)
+      const ioStart = phase.io.get(figures.name) ?? NO_BYTES;
+      if (ioAfter)
         ioByPhase[phase.name] = {
           read: Math.max(0, ioAfter.read - ioStart.read),
           written: Math.max(0, ioAfter.written - ioStart.written),
