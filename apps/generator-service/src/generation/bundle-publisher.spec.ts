@@ -108,3 +108,105 @@ describe('BundlePublisher.published', () => {
 interface StoredNotes {
   readonly storedBlobs: { note(digest: string): void };
 }
+
+describe('BundlePublisher.publish', () => {
+  const stamp = { revision: 2, committedAt: '2026-12-01T00:00:00.000Z' };
+  const noMaterialising = (): never => {
+    throw new Error('every outcome here was computed with its bundle');
+  };
+
+  /** Outcomes the engine computed, each with its bundle, for nodes n0, n1, … */
+  const outcomesOf = (publisher: BundlePublisher, computed: readonly NodeBundle<BundleEntry>[]) =>
+    computed.map((bundle, index) => {
+      const nodeId = `n${index}`;
+      const published = publisher.published({ ...bundle, nodeId }, 1_000, true);
+      return {
+        nodeId,
+        skipped: false,
+        result: { nodeId, status: 'ok' as const, errors: [], hash: bundle.hash, inputsKey: '', policies: 0 },
+        bundle: published,
+        durationMs: 1,
+        generatedAt: 1_000,
+        forced: false,
+      };
+    });
+
+  it('puts the computed contents in the round trip that reads the hashes the cache holds', async () => {
+    const cache = new MemoryBundleCache();
+    let putBlobs = false;
+    let answeredFirst: 'hashes' | 'blobs' | undefined;
+    const gated = Object.assign(Object.create(cache) as MemoryBundleCache, {
+      // The hashes come back only once the contents went out too, or after a second without them.
+      nodeHashes: async (nodeIds: readonly string[]) => {
+        for (let waited = 0; !putBlobs && waited < 1_000; waited += 10)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        answeredFirst ??= 'hashes';
+        return cache.nodeHashes(nodeIds);
+      },
+      putBlobs: async (blobs: Parameters<MemoryBundleCache['putBlobs']>[0]) => {
+        putBlobs = true;
+        const stored = await cache.putBlobs(blobs);
+        answeredFirst ??= 'blobs';
+        return stored;
+      },
+    });
+    const publisher = new BundlePublisher(gated, producer, TOPICS);
+    const [bundle] = fc.sample(bundles, { numRuns: 1, seed: 7 }) as [NodeBundle<BundleEntry>];
+
+    const summary = await publisher.publish(outcomesOf(publisher, [bundle]), stamp, noMaterialising);
+
+    expect(summary.generated).toBe(1);
+    // Issued together: the hashes did not have to be answered before the contents went out.
+    expect(answeredFirst).toBe('blobs');
+  });
+
+  it('has every content an event names in the cache before the event is sent, held hashes or not', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(bundles, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        async (computed, heldAlready) => {
+          const cache = new MemoryBundleCache();
+          const missingAtSend: string[] = [];
+          const sent: string[] = [];
+          const checking = {
+            ...producer,
+            sendAll: async (parts: readonly { topic: string; messages: { key: string | null }[] }[]) => {
+              for (const message of parts.find((part) => part.topic === 'b')?.messages ?? []) {
+                const outcome = outcomes.find((candidate) => candidate.nodeId === message.key);
+                sent.push(message.key as string);
+                for (const blob of outcome?.bundle.blobs ?? [])
+                  if ((await cache.getBlob(blob.sha256)) === null) missingAtSend.push(blob.sha256);
+              }
+            },
+          };
+          const publisher = new BundlePublisher(cache, checking, TOPICS);
+          const outcomes = outcomesOf(publisher, computed);
+          // Some nodes' bundles the cache records already: they are not sent again.
+          const recorded = outcomes.filter((_, index) => heldAlready[index]);
+          await cache.recordBundles(
+            recorded.map(({ nodeId, bundle }) => ({
+              nodeId,
+              revision: 1,
+              hash: bundle.hash,
+              committedAt: stamp.committedAt,
+              digests: bundle.digests,
+              manifestSha256: bundle.manifestSha256,
+            })),
+          );
+
+          await publisher.publish(outcomes, stamp, noMaterialising);
+
+          expect(missingAtSend).toEqual([]);
+          expect(sent.sort()).toEqual(
+            outcomes
+              .filter((_, index) => !heldAlready[index])
+              .map((outcome) => outcome.nodeId)
+              .sort(),
+          );
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});

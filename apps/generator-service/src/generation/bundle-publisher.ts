@@ -96,8 +96,18 @@ export class BundlePublisher {
     stamp: RevisionStamp,
     materialise: (nodeId: string, generatedAt: number) => NodeBundle,
   ): Promise<PublishSummary> {
-    const held = await this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId));
+    // The contents of the bundles the engine saw change go to the cache in the same round trip as
+    // the read of the hashes it holds: a wake-up saved a slice. Those whose hash it turns out to
+    // hold already (a restart, a rebalance) had their contents put for nothing, which a put allows.
+    const computed = outcomes.flatMap((outcome) =>
+      outcome.bundle && outcome.result.status === 'ok' ? [outcome.bundle] : [],
+    );
+    const [held, computedBlobsStored] = await Promise.all([
+      this.cache.nodeHashes(outcomes.map((outcome) => outcome.nodeId)),
+      this.storeBlobs(computed),
+    ]);
     const bundles: PublishedBundle[] = [];
+    const materialised: PublishedBundle[] = [];
     const removals: string[] = [];
     const events = new Map<string, GenerationEvent>();
     const summary = { generated: 0, unchanged: 0, failed: 0, removed: 0, blobsStored: 0 };
@@ -135,10 +145,16 @@ export class BundlePublisher {
         }
       } else if (outcome.forced || result.hash !== heldHash) {
         summary.generated++;
-        bundles.push(
-          outcome.bundle ??
-            this.published(materialise(outcome.nodeId, outcome.generatedAt), outcome.generatedAt, true),
-        );
+        if (outcome.bundle) bundles.push(outcome.bundle);
+        else {
+          const bundle = this.published(
+            materialise(outcome.nodeId, outcome.generatedAt),
+            outcome.generatedAt,
+            true,
+          );
+          materialised.push(bundle);
+          bundles.push(bundle);
+        }
         event('generated', result.hash);
       } else {
         summary.unchanged++;
@@ -146,7 +162,7 @@ export class BundlePublisher {
       }
     }
 
-    summary.blobsStored = await this.storeBlobs(bundles);
+    summary.blobsStored = computedBlobsStored + (await this.storeBlobs(materialised));
     const generatedAt = new Map(
       bundles.map((bundle) => [bundle.nodeId, new Date(bundle.generatedAt).toISOString()]),
     );

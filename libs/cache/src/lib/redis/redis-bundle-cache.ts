@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createClient, MultiErrorReply, RESP_TYPES } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import type { RedisClientOptions } from 'redis';
 import type { Blob, BundleCache, NodeBundleRecord, NodeHashEntry } from '../bundle-cache';
 import { digestsText, splitDigests } from '../record-digests';
@@ -50,24 +50,56 @@ local function release(refs, free, now, before, after)
 end
 `;
 
-// A node's record moves forward only; a removal leaves a tombstone with its revision for the same reason.
+/*
+ * One call records or removes a whole batch of nodes and answers once: called a node at a time in
+ * a pipeline, Redis answered a slice's records in as many pieces as it read the request in (16 KiB
+ * at a time), and each piece woke the generator. KEYS: the index, blob-refs, blob-free, then each
+ * node's key; ARGV: the time, then each node's arguments. A node's record moves forward only; a
+ * removal leaves a tombstone with its revision for the same reason.
+ */
 const RECORD = `${REFERENCES}
-local revision = redis.call('HGET', KEYS[1], 'revision')
-if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
-release(KEYS[3], KEYS[4], ARGV[7], held(KEYS[1]), digests(ARGV[4], ARGV[5]))
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'hash', ARGV[2], 'committedAt', ARGV[3], 'digests', ARGV[4], 'manifestSha256', ARGV[5], 'counted', '1')
-redis.call('HSET', KEYS[2], ARGV[6], ARGV[1] .. ' ' .. ARGV[2])
-return 1`;
+local results = {}
+for index = 4, #KEYS do
+  local key, at = KEYS[index], 2 + (index - 4) * 6
+  local revision = redis.call('HGET', key, 'revision')
+  if revision and tonumber(revision) > tonumber(ARGV[at]) then
+    results[#results + 1] = 0
+  else
+    release(KEYS[2], KEYS[3], ARGV[1], held(key), digests(ARGV[at + 3], ARGV[at + 4]))
+    redis.call('DEL', key)
+    redis.call('HSET', key, 'revision', ARGV[at], 'hash', ARGV[at + 1], 'committedAt', ARGV[at + 2], 'digests', ARGV[at + 3], 'manifestSha256', ARGV[at + 4], 'counted', '1')
+    redis.call('HSET', KEYS[1], ARGV[at + 5], ARGV[at] .. ' ' .. ARGV[at + 1])
+    results[#results + 1] = 1
+  end
+end
+return results`;
 
 const REMOVE = `${REFERENCES}
-local revision = redis.call('HGET', KEYS[1], 'revision')
-if revision and tonumber(revision) > tonumber(ARGV[1]) then return 0 end
-release(KEYS[3], KEYS[4], ARGV[3], held(KEYS[1]), {})
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'revision', ARGV[1], 'deleted', '1')
-redis.call('HDEL', KEYS[2], ARGV[2])
-return 1`;
+local results = {}
+for index = 4, #KEYS do
+  local key, at = KEYS[index], 2 + (index - 4) * 2
+  local revision = redis.call('HGET', key, 'revision')
+  if revision and tonumber(revision) > tonumber(ARGV[at]) then
+    results[#results + 1] = 0
+  else
+    release(KEYS[2], KEYS[3], ARGV[1], held(key), {})
+    redis.call('DEL', key)
+    redis.call('HSET', key, 'revision', ARGV[at], 'deleted', '1')
+    redis.call('HDEL', KEYS[1], ARGV[at + 1])
+    results[#results + 1] = 1
+  end
+end
+return results`;
+
+// KEYS: blob-free, then each blob's key; ARGV: the time, each digest, then each content. A put is a
+// use: the blob stays a grace period even before a record names it. One answer for the batch.
+const PUT = `
+local stored, count = 0, #KEYS - 1
+for index = 2, #KEYS do
+  if redis.call('SET', KEYS[index], ARGV[count + index], 'NX') then stored = stored + 1 end
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[index])
+end
+return stored`;
 
 // KEYS: blob-refs, blob-free, then each candidate's blob key; ARGV: the cut-off, then each digest.
 const COLLECT = `
@@ -94,6 +126,7 @@ function script(text: string): Script {
   return { text, sha1: createHash('sha1').update(text).digest('hex') };
 }
 
+const PUT_SCRIPT = script(PUT);
 const RECORD_SCRIPT = script(RECORD);
 const REMOVE_SCRIPT = script(REMOVE);
 
@@ -140,23 +173,16 @@ export class RedisBundleCache implements BundleCache {
 
   async putBlobs(blobs: readonly Blob[]): Promise<number> {
     if (blobs.length === 0) return 0;
-    const multi = this.client.multi();
-    const now = Date.now();
-    // As bytes: node-redis writes a Buffer as it is, where it would copy a string into the
-    // command's text (a second copy of the content on the heap, alive until the socket takes it).
-    for (const blob of blobs)
-      multi.set(
-        this.blobKey(blob.sha256),
-        typeof blob.content === 'string' ? Buffer.from(blob.content) : blob.content,
-        { NX: true },
-      );
-    // A put is a use: the blob stays a grace period even before a record names it (one command for all).
-    multi.zAdd(
-      this.freeKey(),
-      blobs.map((blob) => ({ score: now, value: blob.sha256 })),
-    );
-    const replies = await multi.execAsPipeline();
-    return replies.filter((reply: unknown) => reply === 'OK').length;
+    return (await this.runScript(PUT_SCRIPT, {
+      keys: [this.freeKey(), ...blobs.map((blob) => this.blobKey(blob.sha256))],
+      // As bytes: node-redis writes a Buffer as it is, where it would copy a string into the
+      // command's text (a second copy of the content on the heap, alive until the socket takes it).
+      arguments: [
+        String(Date.now()),
+        ...blobs.map((blob) => blob.sha256),
+        ...blobs.map((blob) => (typeof blob.content === 'string' ? Buffer.from(blob.content) : blob.content)),
+      ],
+    })) as number;
   }
 
   getBlob(sha256: string): Promise<string | null> {
@@ -172,35 +198,39 @@ export class RedisBundleCache implements BundleCache {
 
   async recordBundles(bundles: readonly NodeBundleRecord[]): Promise<boolean[]> {
     if (bundles.length === 0) return [];
-    const now = String(Date.now());
-    const replies = await this.runScript(
-      RECORD_SCRIPT,
-      bundles.map((bundle) => ({
-        keys: [this.nodeKey(bundle.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
-        arguments: [
+    const replies = (await this.runScript(RECORD_SCRIPT, {
+      keys: [
+        this.indexKey(),
+        this.refsKey(),
+        this.freeKey(),
+        ...bundles.map((bundle) => this.nodeKey(bundle.nodeId)),
+      ],
+      arguments: [
+        String(Date.now()),
+        ...bundles.flatMap((bundle) => [
           String(bundle.revision),
           bundle.hash,
           bundle.committedAt,
           digestsText(bundle),
           bundle.manifestSha256,
           bundle.nodeId,
-          now,
-        ],
-      })),
-    );
+        ]),
+      ],
+    })) as unknown[];
     return replies.map((reply: unknown) => reply === 1);
   }
 
   async removeNodes(nodes: readonly { nodeId: string; revision: number }[]): Promise<boolean[]> {
     if (nodes.length === 0) return [];
-    const now = String(Date.now());
-    const replies = await this.runScript(
-      REMOVE_SCRIPT,
-      nodes.map((node) => ({
-        keys: [this.nodeKey(node.nodeId), this.indexKey(), this.refsKey(), this.freeKey()],
-        arguments: [String(node.revision), node.nodeId, now],
-      })),
-    );
+    const replies = (await this.runScript(REMOVE_SCRIPT, {
+      keys: [
+        this.indexKey(),
+        this.refsKey(),
+        this.freeKey(),
+        ...nodes.map((node) => this.nodeKey(node.nodeId)),
+      ],
+      arguments: [String(Date.now()), ...nodes.flatMap((node) => [String(node.revision), node.nodeId])],
+    })) as unknown[];
     return replies.map((reply: unknown) => reply === 1);
   }
 
@@ -262,26 +292,18 @@ export class RedisBundleCache implements BundleCache {
   }
 
   /**
-   * Calls a script once per argument list in one pipeline, by its digest (EVALSHA): the script's
-   * text goes to Redis once, not with every call. A server that does not know it (restarted,
-   * flushed) is given it and the pipeline sent again: the scripts may run twice on the same
-   * arguments (a record or removal at the revision held changes nothing).
+   * Calls a script by its digest (EVALSHA): its text goes to Redis once, not with every call. A
+   * server that does not know it (restarted, flushed) is given it and the call made again.
    */
   private async runScript(
     script: Script,
-    calls: readonly { readonly keys: string[]; readonly arguments: (string | Buffer)[] }[],
-  ): Promise<unknown[]> {
-    const send = (): Promise<unknown[]> => {
-      const multi = this.client.multi();
-      for (const call of calls) multi.evalSha(script.sha1, call);
-      return multi.execAsPipeline();
-    };
+    call: { readonly keys: string[]; readonly arguments: (string | Buffer)[] },
+  ): Promise<unknown> {
+    const send = (): Promise<unknown> => this.client.evalSha(script.sha1, call);
     try {
       return await send();
     } catch (error) {
-      const unknownScript =
-        isNoScript(error) || (error instanceof MultiErrorReply && [...error.errors()].some(isNoScript));
-      if (!unknownScript) throw error;
+      if (!isNoScript(error)) throw error;
       await this.client.scriptLoad(script.text);
       return send();
     }
