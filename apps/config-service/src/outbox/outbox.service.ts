@@ -3,7 +3,7 @@ import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { MessageProducer } from '@policygen/messaging';
 import type { ServiceShellOptions } from '@policygen/service-kit';
 import { SERVICE_SHELL_OPTIONS } from '@policygen/service-kit';
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
 import { OutboxPublisher } from '@policygen/store';
 import type { ConfigStore } from '@policygen/store';
 import type { ServiceTimings } from '../app/config-service-options';
@@ -45,19 +45,6 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
       help: 'Change events the outbox sent to the bus',
       registers: [shell.registry],
     });
-    const backlog: Gauge = new Gauge({
-      name: 'policygen_config_outbox_backlog',
-      help: 'Committed change events not published to the bus yet',
-      registers: [shell.registry],
-      // Those sent whose mark waits for the next read are published already.
-      collect: async () =>
-        backlog.set(
-          await store.unpublishedCount().then(
-            (count) => Math.max(0, count - this.publisher.awaitingMark),
-            () => Number.NaN,
-          ),
-        ),
-    });
   }
 
   onModuleInit(): void {
@@ -70,10 +57,6 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
     // What a waiting window held stays in the outbox, which the next start sends.
     await this.paced.stop();
-    // What was sent is marked, or the next start would send it again.
-    await this.publisher.markSent().catch((error: unknown) => {
-      this.logger.warn(`sent change events not marked as published: ${(error as Error).message}`);
-    });
     await this.producer.close();
   }
 

@@ -9,7 +9,8 @@ import type { GroupMember, MessageConsumer, Messaging } from '@policygen/messagi
 import type { GroupLag, ReadinessCheck, ServiceShellOptions } from '@policygen/service-kit';
 import { BusMonitor, SERVICE_SHELL_OPTIONS, catchUpCheck, evaluateReadiness } from '@policygen/service-kit';
 import { Counter, Gauge } from 'prom-client';
-import { MESSAGING, PIPELINE_SETTINGS } from '../app/tokens';
+import { CONFIG_STORE, MESSAGING, PIPELINE_SETTINGS } from '../app/tokens';
+import type { ConfigStore } from '@policygen/store';
 import { ConfigStateService } from '../state/config-state.service';
 import type { LagReport, NodeStatus, RelaySync, RevisionProgress } from './pipeline-view';
 import { PipelineView } from './pipeline-view';
@@ -86,6 +87,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
     @Inject(PIPELINE_SETTINGS) private readonly settings: PipelineSettings,
     @Inject(SERVICE_SHELL_OPTIONS) private readonly shell: ServiceShellOptions,
     @Inject(ConfigStateService) private readonly state: ConfigStateService,
+    @Inject(CONFIG_STORE) store: ConfigStore,
   ) {
     this.view = new PipelineView((nodeId) => this.servingPath(nodeId));
     this.bus = new BusMonitor(messaging, () => this.groups, shell.registry);
@@ -118,6 +120,12 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
       help: "The configuration's revision this instance holds",
       registers: [shell.registry],
       collect: () => revision.set(this.state.current.revision),
+    });
+    const backlog: Gauge = new Gauge({
+      name: 'policygen_config_outbox_backlog',
+      help: 'Committed change events not published to the bus yet',
+      registers: [shell.registry],
+      collect: async () => backlog.set(await store.unpublishedCount().catch(() => Number.NaN)),
     });
     state.onCommitted((count) => {
       changes.inc(count);

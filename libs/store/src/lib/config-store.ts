@@ -94,11 +94,8 @@ export interface ConfigStore {
   revisions(after: number, limit: number): Promise<RevisionRecord[]>;
   /** One revision with its change set; undefined when there is no such revision. */
   revision(revision: number): Promise<CommittedChange | undefined>;
-  /**
-   * Outbox messages not published yet, oldest first; with `markingFirst`, those messages are marked
-   * published first, in the same round trip (the publisher marks a send with its next read).
-   */
-  unpublished(limit?: number, markingFirst?: readonly number[]): Promise<OutboxMessage[]>;
+  /** Outbox messages not published yet, oldest first. */
+  unpublished(limit?: number): Promise<OutboxMessage[]>;
   markPublished(ids: readonly number[]): Promise<void>;
   /** Outbox messages not published yet (the backlog the publisher has to send). */
   unpublishedCount(): Promise<number>;

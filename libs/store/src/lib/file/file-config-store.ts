@@ -171,9 +171,9 @@ export class FileConfigStore extends MemoryConfigStore {
     return super.revisions(after, limit);
   }
 
-  override async unpublished(limit?: number, markingFirst?: readonly number[]): Promise<OutboxMessage[]> {
+  override async unpublished(limit?: number): Promise<OutboxMessage[]> {
     await this.opened();
-    return super.unpublished(limit, markingFirst);
+    return super.unpublished(limit);
   }
 
   override async markPublished(ids: readonly number[]): Promise<void> {

@@ -201,8 +201,7 @@ export class MemoryConfigStore implements ConfigStore {
     return this.open().changeLog.slice(start, start + Math.max(0, limit));
   }
 
-  async unpublished(limit = 1_000, markingFirst: readonly number[] = []): Promise<OutboxMessage[]> {
-    await this.markPublished(markingFirst);
+  async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
     return this.open()
       .outbox.slice(0, Math.max(0, limit))
       .map((message) => ({ ...message, payload: JSON.parse(message.payload) as unknown }));

@@ -306,16 +306,11 @@ export class PostgresConfigStore implements ConfigStore {
   }
 
   // The outbox is read and marked after every commit: plain prepared statements, not built anew each time.
-  async unpublished(limit = 1_000, markingFirst: readonly number[] = []): Promise<OutboxMessage[]> {
-    // The rows being marked are left out by id: the select reads the snapshot before the update.
+  async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
     const { rows } = await this.pool.query<{ id: string; topic: string; key: string; payload: unknown }>({
       name: `policygen-unpublished-${this.schema}`,
-      text: `with marked as (
-          update ${this.table('outbox')} set published_at = $2 where id = any($3::bigint[])
-        )
-        select id, topic, key, payload from ${this.table('outbox')}
-        where published_at is null and not (id = any($3::bigint[])) order by id limit $1`,
-      values: [limit, new Date(), markingFirst],
+      text: `select id, topic, key, payload from ${this.table('outbox')} where published_at is null order by id limit $1`,
+      values: [limit],
     });
     return rows.map((row) => ({ id: Number(row.id), topic: row.topic, key: row.key, payload: row.payload }));
   }
