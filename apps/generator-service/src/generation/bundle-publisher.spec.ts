@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { MemoryBundleCache } from '@policygen/cache';
 import type { BundleEntry, NodeBundle } from '@policygen/engine';
 import { GENERATED_AT_FILE, MANIFEST_FILE, sha256 } from '@policygen/engine';
+import type { TopicMessages } from '@policygen/messaging';
 import { MANIFEST_HEAD_PATH, MANIFEST_PROPERTIES_PATH } from '@policygen/sdk';
 import { BundlePublisher } from './bundle-publisher';
 
@@ -171,7 +172,7 @@ describe('BundlePublisher.publish', () => {
           const sent: string[] = [];
           const checking = {
             ...producer,
-            sendAll: async (parts: readonly { topic: string; messages: { key: string | null }[] }[]) => {
+            sendAll: async (parts: readonly TopicMessages[]) => {
               for (const message of parts.find((part) => part.topic === 'b')?.messages ?? []) {
                 const outcome = outcomes.find((candidate) => candidate.nodeId === message.key);
                 sent.push(message.key as string);
