@@ -105,6 +105,7 @@ describe('GenerationLoop', () => {
   const prefix = `loop:${id}:`;
   let cache: RedisBundleCache;
   let producer: FlakyProducer;
+  let publisher: BundlePublisher;
   let loop: GenerationLoop;
 
   beforeAll(async () => {
@@ -117,7 +118,7 @@ describe('GenerationLoop', () => {
     loop = new GenerationLoop({
       snapshots,
       cache,
-      publisher: new BundlePublisher(cache, producer, topics),
+      publisher: (publisher = new BundlePublisher(cache, producer, topics)),
       logger: pino({ level: 'silent' }),
       sliceSize: 50,
       retryDelayMs: 50,
@@ -164,6 +165,39 @@ describe('GenerationLoop', () => {
     expect(producer.failing).toBe(0);
     expect(await served()).toEqual(expected);
     for (const nodeId of expected.keys()) expect(bundlesSentFor(nodeId)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('computes while the cache says whether it was flushed, and publishes nothing before it has', async () => {
+    await settled();
+    const nodeId = [...expected.keys()].find((id) => id !== 'web-par-001' && id !== 'web-par-002') as string;
+    const claim = cache.claimFreshness.bind(cache);
+    let answer: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    const claims = jest.spyOn(cache, 'claimFreshness').mockImplementationOnce(async () => {
+      await held;
+      return claim();
+    });
+    const computed = jest.spyOn(publisher, 'published');
+    const before = producer.sent.length;
+    const sentBefore = bundlesSentFor(nodeId);
+    try {
+      loop.enqueue({ kind: 'request', nodeId, revision: 4 });
+      await eventually(() => computed.mock.calls.length > 0, {
+        what: 'the node computed, the cache not answered',
+      });
+      expect(claims).toHaveBeenCalledTimes(1);
+      expect(producer.sent.length).toBe(before);
+      answer();
+      await eventually(() => bundlesSentFor(nodeId) > sentBefore, {
+        what: 'the node published once the cache answered',
+      });
+      await settled();
+      expect(await served()).toEqual(expected);
+    } finally {
+      answer();
+      claims.mockRestore();
+      computed.mockRestore();
+    }
   });
 
   it('publishes a node again when a consumer asks for it, and only that node, with all its files', async () => {

@@ -357,14 +357,14 @@ export class GenerationLoop {
     await this.loadMovedShare();
     const engine = this.engine;
     if (!engine) return;
-    if (await this.options.cache.claimFreshness()) {
-      // A new or flushed cache: every owned node is published again.
-      this.options.publisher.forgetStoredBlobs();
-      engine.setOwnership(NOBODY);
-      engine.setOwnership(this.owns);
-      this.reconcile = true;
-      this.catchingUp = true;
-    }
+    // The cache's marker is asked for while the first slice is computed, and answered before
+    // anything is published: a round trip a cycle without a wait of its own.
+    const claim = this.options.cache.claimFreshness();
+    claim.catch(() => undefined);
+    // A removal of vanished nodes publishes before any slice: then the answer is awaited first
+    // (and a cycle that starts over after a flush, which reconciles, never starts over again).
+    const claimedFirst = this.reconcile;
+    if (claimedFirst && (await claim)) this.refill(engine);
     const catchUp = this.catchingUp;
     const stamp: RevisionStamp = {
       revision: engine.revision,
@@ -402,6 +402,12 @@ export class GenerationLoop {
       const outcomes = await this.compute(engine, candidates.slice(start, start + sliceSize), forced);
       try {
         await publishing;
+        if (start === 0 && !claimedFirst && (await claim)) {
+          // Computed against what the cache held before it was flushed: the cycle starts over.
+          this.unpublished(engine, outcomes, forced);
+          this.refill(engine);
+          return await this.cycle();
+        }
       } catch (error) {
         this.unpublished(engine, outcomes, forced);
         throw error;
@@ -411,6 +417,11 @@ export class GenerationLoop {
       publishing.catch(() => undefined);
     }
     await publishing;
+    if (candidates.length === 0 && !claimedFirst && (await claim)) {
+      this.unpublished(engine, [], forced);
+      this.refill(engine);
+      return await this.cycle();
+    }
     const deleted = engine.takeRemoved();
     // Should the removal fail, the next cycle finds these nodes in the cache and not in the fleet.
     this.reconcile = deleted.length > 0;
@@ -432,6 +443,15 @@ export class GenerationLoop {
     };
     if (candidates.length > 0 || removed > 0 || changeSets > 0)
       this.options.logger.info(this.lastCycle, 'generation cycle');
+  }
+
+  /** A new or flushed cache: every owned node is published again. */
+  private refill(engine: GenerationEngine): void {
+    this.options.publisher.forgetStoredBlobs();
+    engine.setOwnership(NOBODY);
+    engine.setOwnership(this.owns);
+    this.reconcile = true;
+    this.catchingUp = true;
   }
 
   /**
