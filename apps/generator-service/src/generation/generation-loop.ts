@@ -364,7 +364,13 @@ export class GenerationLoop {
     // A removal of vanished nodes publishes before any slice: then the answer is awaited first
     // (and a cycle that starts over after a flush, which reconciles, never starts over again).
     const claimedFirst = this.reconcile;
-    if (claimedFirst && (await claim)) this.refill(engine);
+    if (claimedFirst) {
+      if (await claim) this.refill(engine);
+    } else {
+      // The Redis client writes what it is given on the loop's next turn: a turn, and the claim
+      // is on its way before the slice's computation holds the loop.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const catchUp = this.catchingUp;
     const stamp: RevisionStamp = {
       revision: engine.revision,
