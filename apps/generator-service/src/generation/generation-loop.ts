@@ -453,6 +453,10 @@ export class GenerationLoop {
 
   /** A new or flushed cache: every owned node is published again. */
   private refill(engine: GenerationEngine): void {
+    this.options.logger.info(
+      { revision: engine.revision },
+      'the bundle cache is new or was flushed: every node of this instance is published again',
+    );
     this.options.publisher.forgetStoredBlobs();
     engine.setOwnership(NOBODY);
     engine.setOwnership(this.owns);

@@ -38,6 +38,10 @@ local function held(key)
   if fields[3] then return listed(fields[3], fields[2]) end
   return digests(nil, fields[2])
 end
+local function stale(key, revision)
+  local held = redis.call('HGET', key, 'revision')
+  return held and tonumber(held) > tonumber(revision)
+end
 local function release(refs, free, now, before, after)
   for digest in pairs(after) do
     if not before[digest] then redis.call('HINCRBY', refs, digest, 1) end
@@ -61,8 +65,7 @@ const RECORD = `${REFERENCES}
 local results = {}
 for index = 4, #KEYS do
   local key, at = KEYS[index], 2 + (index - 4) * 6
-  local revision = redis.call('HGET', key, 'revision')
-  if revision and tonumber(revision) > tonumber(ARGV[at]) then
+  if stale(key, ARGV[at]) then
     results[#results + 1] = 0
   else
     release(KEYS[2], KEYS[3], ARGV[1], held(key), digests(ARGV[at + 3], ARGV[at + 4]))
@@ -78,8 +81,7 @@ const REMOVE = `${REFERENCES}
 local results = {}
 for index = 4, #KEYS do
   local key, at = KEYS[index], 2 + (index - 4) * 2
-  local revision = redis.call('HGET', key, 'revision')
-  if revision and tonumber(revision) > tonumber(ARGV[at]) then
+  if stale(key, ARGV[at]) then
     results[#results + 1] = 0
   else
     release(KEYS[2], KEYS[3], ARGV[1], held(key), {})
@@ -140,10 +142,11 @@ const COLLECT_BATCH = 500;
 type Client = ReturnType<typeof createClient>;
 
 /**
- * How much a pipeline may hand the socket before waiting for it to drain. node-redis stops
- * writing a pipeline whenever the socket's buffer passes its high-water mark and goes on at the
- * next 'drain': at Node's default of 16 KiB, a slice's records and blobs (~5 KB a node) went out
- * in a write, and a turn of the event loop, per three or four commands.
+ * How much the client may hand the socket before waiting for it to drain. node-redis stops
+ * writing whenever the socket's buffer passes its high-water mark and goes on at the next
+ * 'drain': at Node's default of 16 KiB, a slice's commands (a script call of up to ~180 KB for
+ * its records, as much for its blobs) went out in a write, and a turn of the event loop, per
+ * 16 KiB.
  */
 const PIPELINE_WRITE_BYTES = 4 * 1024 * 1024;
 
