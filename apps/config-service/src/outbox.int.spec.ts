@@ -92,6 +92,21 @@ describe('config service: outbox', () => {
         // The ten concurrent commits come within one window: fewer sends than events.
         expect(sends).toBeGreaterThanOrEqual(1);
         expect(sends).toBeLessThan(14);
+        // Each sent event is marked published once: by a later commit's statement, or on its own
+        // once commits stop.
+        const marked = async (): Promise<number> => {
+          const text = (await api.as(null).get('/metrics')).text;
+          const count = (by: string): number =>
+            Number(
+              new RegExp(`^policygen_config_outbox_marks_total\\{by="${by}"\\} (\\d+)$`, 'm').exec(
+                text,
+              )?.[1] ?? 0,
+            );
+          return count('commit') + count('itself');
+        };
+        await eventually(async () => (await marked()) >= 14, { what: 'the 14 events marked published' });
+        expect(await marked()).toBe(14);
+        expect(await store.unpublished()).toEqual([]);
       } finally {
         await service.stop();
       }

@@ -25,6 +25,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
   /** Sends by result, and the messages sent: their ratio is how many commits a window gathers. */
   private readonly sends: Counter<'result'>;
   private readonly published: Counter;
+  private readonly marks: Counter<'by'>;
 
   constructor(
     @Inject(CONFIG_STORE) store: ConfigStore,
@@ -32,7 +33,15 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_TIMINGS) private readonly timings: ServiceTimings,
     @Inject(SERVICE_SHELL_OPTIONS) shell: ServiceShellOptions,
   ) {
-    this.publisher = new OutboxPublisher(store, producer);
+    this.marks = new Counter({
+      name: 'policygen_config_outbox_marks_total',
+      help: 'Sent change events marked published: by the next commit (in its own statement) or on their own (no commit came)',
+      labelNames: ['by'],
+      registers: [shell.registry],
+    });
+    this.publisher = new OutboxPublisher(store, producer, undefined, (count) =>
+      this.marks.inc({ by: 'itself' }, count),
+    );
     this.paced = new PacedDrain(() => this.drain(), timings.outboxWindowMs);
     this.sends = new Counter({
       name: 'policygen_config_outbox_sends_total',
@@ -57,7 +66,36 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
     // What a waiting window held stays in the outbox, which the next start sends.
     await this.paced.stop();
+    await this.publisher
+      .markSent()
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `sent messages not marked published, the next start sends them again: ${(error as Error).message}`,
+        ),
+      );
     await this.producer.close();
+  }
+
+  /**
+   * The messages sent and not marked published yet, for the next commit's statement to mark;
+   * `giveBack` them when that commit fails before it reached the store.
+   */
+  takeMarks(): number[] {
+    return this.publisher.takeMarks();
+  }
+
+  /** A commit's statement marked what `takeMarks` gave it. */
+  markedByCommit(ids: readonly number[]): void {
+    if (ids.length > 0) this.marks.inc({ by: 'commit' }, ids.length);
+  }
+
+  /** Messages sent and not marked published yet: the store still counts them as unpublished. */
+  get sentUnmarked(): number {
+    return this.publisher.unmarked;
+  }
+
+  giveBack(ids: readonly number[]): void {
+    if (ids.length > 0) this.publisher.giveBack(ids);
   }
 
   /** Publishing what waits in the outbox, without waiting for it; failures are retried. */

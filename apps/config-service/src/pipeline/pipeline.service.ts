@@ -11,6 +11,7 @@ import { BusMonitor, SERVICE_SHELL_OPTIONS, catchUpCheck, evaluateReadiness } fr
 import { Counter, Gauge } from 'prom-client';
 import { CONFIG_STORE, MESSAGING, PIPELINE_SETTINGS } from '../app/tokens';
 import type { ConfigStore } from '@policygen/store';
+import { OutboxService } from '../outbox/outbox.service';
 import { ConfigStateService } from '../state/config-state.service';
 import type { LagReport, NodeStatus, RelaySync, RevisionProgress } from './pipeline-view';
 import { PipelineView } from './pipeline-view';
@@ -88,6 +89,7 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_SHELL_OPTIONS) private readonly shell: ServiceShellOptions,
     @Inject(ConfigStateService) private readonly state: ConfigStateService,
     @Inject(CONFIG_STORE) store: ConfigStore,
+    @Inject(OutboxService) outbox: OutboxService,
   ) {
     this.view = new PipelineView((nodeId) => this.servingPath(nodeId));
     this.bus = new BusMonitor(messaging, () => this.groups, shell.registry);
@@ -125,7 +127,14 @@ export class PipelineService implements OnModuleInit, OnModuleDestroy {
       name: 'policygen_config_outbox_backlog',
       help: 'Committed change events not published to the bus yet',
       registers: [shell.registry],
-      collect: async () => backlog.set(await store.unpublishedCount().catch(() => Number.NaN)),
+      // The store counts what this instance sent until a commit marks it: not backlog.
+      collect: async () =>
+        backlog.set(
+          await store
+            .unpublishedCount()
+            .then((count) => Math.max(0, count - outbox.sentUnmarked))
+            .catch(() => Number.NaN),
+        ),
     });
     state.onCommitted((count) => {
       changes.inc(count);

@@ -202,13 +202,15 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
             entityRevisions.record(base + accepted.length, prepared.change);
           }
         }
-        const committed = await this.store.commitAll(
-          accepted.map(({ waiting, change }) => ({
-            changeSet: change,
-            author: waiting.mutation.author,
-            reason: waiting.mutation.reason,
-          })),
-          { expectedRevision: base },
+        const committed = await this.commitMarking((markPublished) =>
+          this.store.commitAll(
+            accepted.map(({ waiting, change }) => ({
+              changeSet: change,
+              author: waiting.mutation.author,
+              reason: waiting.mutation.reason,
+            })),
+            { expectedRevision: base, markPublished },
+          ),
         );
         this.state = { revision: base + committed.length, index, entityRevisions };
         if (committed.length > 0) this.outbox.publishSoon();
@@ -245,11 +247,14 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
         throw prepared.refusal;
       }
       try {
-        const committed = await this.store.commit(prepared.change, {
-          expectedRevision: revision,
-          author: mutation.author,
-          reason: mutation.reason,
-        });
+        const committed = await this.commitMarking((markPublished) =>
+          this.store.commit(prepared.change, {
+            expectedRevision: revision,
+            author: mutation.author,
+            reason: mutation.reason,
+            markPublished,
+          }),
+        );
         await this.advance(committed, 'replaceWith' in mutation ? mutation.replaceWith : undefined);
         this.outbox.publishSoon();
         this.logCommit(committed);
@@ -261,6 +266,23 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
       }
     }
     throw unavailable('other instances keep committing first; try again');
+  }
+
+  /**
+   * A commit that also marks what the outbox sent since the last one: one round trip for both. A
+   * revision conflict still marked them (the statement ran); any other failure gives them back.
+   */
+  private async commitMarking<T>(commit: (markPublished: readonly number[]) => Promise<T>): Promise<T> {
+    const marks = this.outbox.takeMarks();
+    try {
+      const committed = await commit(marks);
+      this.outbox.markedByCommit(marks);
+      return committed;
+    } catch (error) {
+      if (error instanceof RevisionConflictError) this.outbox.markedByCommit(marks);
+      else this.outbox.giveBack(marks);
+      throw error;
+    }
   }
 
   /** The mutation's change set, validated against a configuration (the current one), or why it is refused. */

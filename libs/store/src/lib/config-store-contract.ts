@@ -154,6 +154,39 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       await expect(store.ping()).resolves.toBeUndefined();
     });
 
+    it('marks outbox messages with a commit, whether or not its expected revision holds, and reads after an id', async () => {
+      const engine = emptyEngine();
+      for (let index = 1; index <= 4; index++)
+        await store.commit(validated(engine, { upsert: { parameters: { [`p${index}`]: index } } }));
+      const [first, second, third, fourth] = await store.unpublished();
+      expect((await store.unpublished(10, second?.id)).map((message) => message.id)).toEqual([
+        third?.id,
+        fourth?.id,
+      ]);
+      expect(JSON.parse(third?.value ?? '')).toEqual(third?.payload);
+
+      // A settings change takes a store's long way (read under the lock): it marks all the same.
+      await store.commit(validated(engine, { upsert: { settings: { orderingSeed: 5 } } }), {
+        expectedRevision: 4,
+        markPublished: [first?.id ?? -1],
+      });
+      await store.commit(validated(engine, { upsert: { parameters: { p5: 5 } } }), {
+        expectedRevision: 5,
+        markPublished: [second?.id ?? -1],
+      });
+      await expect(
+        store.commit(validated(emptyEngine(), { upsert: { parameters: { late: 1 } } }), {
+          expectedRevision: 3,
+          markPublished: [third?.id ?? -1],
+        }),
+      ).rejects.toBeInstanceOf(RevisionConflictError);
+      const waiting = await store.unpublished();
+      const revisions = waiting.map((message) => (message.payload as { revision: number }).revision);
+      expect(revisions).toEqual([4, 5, 6]);
+      expect(await store.unpublishedCount()).toBe(3);
+      expect((await store.snapshot()).revision).toBe(6);
+    });
+
     it('deletes entities, logs the change set it was given, and pages the log and the outbox', async () => {
       const engine = emptyEngine();
       await store.commit(validated(engine, importOf(demoFleet())));

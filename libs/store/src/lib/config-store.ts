@@ -46,7 +46,31 @@ export interface OutboxMessage {
   readonly id: number;
   readonly topic: string;
   readonly key: string;
+  /** The message as stored: JSON text, sent as it is. */
+  readonly value: string;
+  /** `value` parsed (on first read). */
   readonly payload: unknown;
+}
+
+/** An outbox message of the text a store holds; its payload is parsed only if it is read. */
+export function outboxMessage(id: number, topic: string, key: string, value: string): OutboxMessage {
+  let parsed: { readonly payload: unknown } | undefined;
+  const message = { id, topic, key, value } as OutboxMessage;
+  Object.defineProperty(message, 'payload', {
+    enumerable: true,
+    get: () => (parsed ??= { payload: JSON.parse(value) as unknown }).payload,
+  });
+  return message;
+}
+
+/**
+ * What a commit may carry besides its change sets: the outbox messages a publisher sent since the
+ * last commit, marked published in the same round trip (whether or not the commit's expected
+ * revision holds: a sent message is published either way).
+ */
+export interface CommitOptions {
+  readonly expectedRevision?: number;
+  readonly markPublished?: readonly number[];
 }
 
 /** The expected revision was not the current one: someone committed in between. */
@@ -76,26 +100,20 @@ export interface ConfigStore {
    * and its outbox message, all or nothing. With `expectedRevision`, fails with
    * `RevisionConflictError` unless that is current.
    */
-  commit(
-    changeSet: ParsedChangeSet,
-    options?: Attribution & { readonly expectedRevision?: number },
-  ): Promise<CommittedChange>;
+  commit(changeSet: ParsedChangeSet, options?: Attribution & CommitOptions): Promise<CommittedChange>;
   /**
    * Commits change sets at consecutive revisions, in order, in one transaction: all or none. With
    * `expectedRevision`, fails with `RevisionConflictError` unless that is current before the first.
    */
-  commitAll(
-    changes: readonly ChangeToCommit[],
-    options?: { readonly expectedRevision?: number },
-  ): Promise<CommittedChange[]>;
+  commitAll(changes: readonly ChangeToCommit[], options?: CommitOptions): Promise<CommittedChange[]>;
   /** Committed change sets after `revision`, in order. */
   changesSince(revision: number, limit?: number): Promise<CommittedChange[]>;
   /** At most `limit` revisions after `after`, oldest first, without their change sets (a page of the audit trail). */
   revisions(after: number, limit: number): Promise<RevisionRecord[]>;
   /** One revision with its change set; undefined when there is no such revision. */
   revision(revision: number): Promise<CommittedChange | undefined>;
-  /** Outbox messages not published yet, oldest first. */
-  unpublished(limit?: number): Promise<OutboxMessage[]>;
+  /** Outbox messages not published yet, oldest first; with `after`, only those of a greater id. */
+  unpublished(limit?: number, after?: number): Promise<OutboxMessage[]>;
   markPublished(ids: readonly number[]): Promise<void>;
   /** Outbox messages not published yet (the backlog the publisher has to send). */
   unpublishedCount(): Promise<number>;

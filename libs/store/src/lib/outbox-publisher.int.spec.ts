@@ -65,32 +65,53 @@ describe('OutboxPublisher', () => {
     return outcome.change;
   }
 
-  it('publishes every committed revision once, in order, and then nothing more', async () => {
+  it('publishes every committed revision once, in order, marks it with the next commit, and resends what a crash left unmarked', async () => {
     const empty = validateFleet({});
     if (!empty.ok) throw new Error('invalid empty fleet');
     const engine = GenerationEngine.fromFleet(empty.fleet);
     for (let index = 1; index <= 3; index++) await store.commit(change(engine, index));
     const publisher = new OutboxPublisher(store, producer, 2);
     expect(await publisher.publishPending()).toBe(3);
+    // Sent, not marked yet: a second run does not send them again.
     expect(await publisher.publishPending()).toBe(0);
     await eventually(() => received.length >= 3, { what: 'revisions 1 to 3 on the topic' });
     expect(received.map((event) => event.revision)).toEqual([1, 2, 3]);
 
-    // A crash after the send, before the mark: the next run sends them again, with their revisions.
-    await store.commit(change(engine, 4));
-    const crashing = new OutboxPublisher(
-      {
-        unpublished: (limit) => store.unpublished(limit),
-        markPublished: () => Promise.reject(new Error('crashed before marking')),
-      },
-      producer,
-    );
-    await expect(crashing.publishPending()).rejects.toThrow('crashed before marking');
+    // The next commit's own statement marks them: only its message waits.
+    await store.commit(change(engine, 4), { markPublished: publisher.takeMarks() });
+    expect((await store.unpublished()).map((message) => message.payload)).toMatchObject([{ revision: 4 }]);
+
+    // A crash after the send, before any mark: the next start sends it again, with its revision.
     expect(await new OutboxPublisher(store, producer).publishPending()).toBe(1);
+    const restarted = new OutboxPublisher(store, producer);
+    expect(await restarted.publishPending()).toBe(1);
     await eventually(() => received.length >= 5, { what: 'revision 4, sent twice' });
     expect(received.map((event) => event.revision)).toEqual([1, 2, 3, 4, 4]);
     const seen = new Set<number>();
     const fresh = received.filter((event) => !seen.has(event.revision) && seen.add(event.revision));
     expect(fresh.map((event) => event.revision)).toEqual([1, 2, 3, 4]);
+
+    // No commit comes to carry the mark: the runs after mark it on their own.
+    await restarted.publishPending();
+    expect(await store.unpublished()).toHaveLength(1);
+    await restarted.publishPending();
+    expect(await store.unpublished()).toEqual([]);
+    expect(received).toHaveLength(5);
+  });
+
+  it('marks with a commit whose expected revision no longer holds', async () => {
+    const empty = validateFleet({});
+    if (!empty.ok) throw new Error('invalid empty fleet');
+    const engine = GenerationEngine.fromFleet(empty.fleet);
+    const publisher = new OutboxPublisher(store, producer);
+    await publisher.publishPending();
+    await store.commitAll([{ changeSet: change(engine, 10) }]);
+    expect(await publisher.publishPending()).toBe(1);
+    const marks = publisher.takeMarks();
+    expect(marks).toHaveLength(1);
+    await expect(
+      store.commit(change(engine, 11), { expectedRevision: 0, markPublished: marks }),
+    ).rejects.toThrow('not 0');
+    expect(await store.unpublished()).toEqual([]);
   });
 });

@@ -2,23 +2,34 @@ import type { MessageProducer } from '@policygen/messaging';
 import type { ConfigStore } from './config-store';
 
 /**
- * Sends the outbox to the bus, oldest first, and marks what the broker acknowledged. A crash
- * between the send and the mark sends those messages again on the next run: a change event carries
- * its revision, so a consumer recognises one it has seen. Nothing committed is ever lost, since
- * the message was written in the transaction of its change.
+ * Sends the outbox to the bus, oldest first. What the broker acknowledged is marked published by
+ * the next commit's own statement (`takeMarks`), or on its own once a whole run passed without a
+ * commit to carry it (`markIdle`): a window's read is its one extra round trip to the store. A
+ * crash before the mark sends those messages again on the next start: a change event carries its
+ * revision, so a consumer recognises one it has seen. Nothing committed is ever lost, since the
+ * message was written in the transaction of its change.
  */
 export class OutboxPublisher {
+  /** The greatest id sent: later reads skip what was sent and is not marked yet. */
+  private sentThrough = 0;
+  /** Sent, not marked yet: by the last run, and by the runs before it. */
+  private sentLastRun: number[] = [];
+  private sentBefore: number[] = [];
+
   constructor(
     private readonly store: Pick<ConfigStore, 'unpublished' | 'markPublished'>,
     private readonly producer: MessageProducer,
     private readonly batchSize = 500,
+    /** Told of each mark made on its own, not carried by a commit: how many messages it marked. */
+    private readonly onMarkedAlone: (count: number) => void = () => undefined,
   ) {}
 
   /** Publishes every message waiting when called; resolves with how many were sent. */
   async publishPending(): Promise<number> {
+    await this.markIdle();
     let sent = 0;
     for (;;) {
-      const messages = await this.store.unpublished(this.batchSize);
+      const messages = await this.store.unpublished(this.batchSize, this.sentThrough);
       if (messages.length === 0) return sent;
       // One part per topic, in outbox order (a topic's messages keep their order), in one request.
       const topics = [...new Set(messages.map((message) => message.topic))];
@@ -27,13 +38,63 @@ export class OutboxPublisher {
           topic,
           messages: messages
             .filter((message) => message.topic === topic)
-            .map((message) => ({ key: message.key, value: JSON.stringify(message.payload) })),
+            .map((message) => ({ key: message.key, value: message.value })),
         })),
       );
-      await this.store.markPublished(messages.map((message) => message.id));
+      for (const message of messages) this.sentLastRun.push(message.id);
+      this.sentThrough = messages[messages.length - 1]?.id ?? this.sentThrough;
       sent += messages.length;
       // A short batch was all there was when it was read: what came since is another call's.
       if (messages.length < this.batchSize) return sent;
     }
+  }
+
+  /** How many messages were sent and are not marked yet. */
+  get unmarked(): number {
+    return this.sentBefore.length + this.sentLastRun.length;
+  }
+
+  /** The ids sent and not marked yet, for a commit to mark; `giveBack` them if it fails. */
+  takeMarks(): number[] {
+    const ids = this.sentBefore.length === 0 ? this.sentLastRun : [...this.sentBefore, ...this.sentLastRun];
+    this.sentBefore = [];
+    this.sentLastRun = [];
+    return ids;
+  }
+
+  /** Marks every message sent so far (a clean stop: the next start sends nothing twice). */
+  async markSent(): Promise<void> {
+    const ids = this.takeMarks();
+    if (ids.length === 0) return;
+    try {
+      await this.store.markPublished(ids);
+    } catch (error) {
+      this.giveBack(ids);
+      throw error;
+    }
+    this.onMarkedAlone(ids.length);
+  }
+
+  /** Marks a commit took and could not write: the next commit or run marks them. */
+  giveBack(ids: readonly number[]): void {
+    this.sentBefore.push(...ids);
+  }
+
+  /**
+   * Marks on their own what no commit carried since the run before last: when commits stop, sent
+   * messages are marked within two runs. Should the mark fail, the ids stay for the next try.
+   */
+  private async markIdle(): Promise<void> {
+    const stale = this.sentBefore;
+    this.sentBefore = this.sentLastRun;
+    this.sentLastRun = [];
+    if (stale.length === 0) return;
+    try {
+      await this.store.markPublished(stale);
+    } catch (error) {
+      this.sentBefore.unshift(...stale);
+      throw error;
+    }
+    this.onMarkedAlone(stale.length);
   }
 }

@@ -2,6 +2,7 @@ import type { ParsedChangeSet } from '@policygen/engine';
 import { TOPICS } from '@policygen/events';
 import type {
   ChangeToCommit,
+  CommitOptions,
   CommittedChange,
   OutboxMessage,
   RevisionRecord,
@@ -139,7 +140,7 @@ export class FileConfigStore extends MemoryConfigStore {
 
   override async commitAll(
     changes: readonly ChangeToCommit[],
-    options: { readonly expectedRevision?: number } = {},
+    options: CommitOptions = {},
   ): Promise<CommittedChange[]> {
     const journal = await this.opened();
     return this.journalDatabase.inTurn(() =>
@@ -171,9 +172,9 @@ export class FileConfigStore extends MemoryConfigStore {
     return super.revisions(after, limit);
   }
 
-  override async unpublished(limit?: number): Promise<OutboxMessage[]> {
+  override async unpublished(limit?: number, after?: number): Promise<OutboxMessage[]> {
     await this.opened();
-    return super.unpublished(limit);
+    return super.unpublished(limit, after);
   }
 
   override async markPublished(ids: readonly number[]): Promise<void> {

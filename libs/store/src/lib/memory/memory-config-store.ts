@@ -4,13 +4,14 @@ import type { ChangeCounts } from '../change-counts';
 import type {
   Attribution,
   ChangeToCommit,
+  CommitOptions,
   CommittedChange,
   ConfigStore,
   OutboxMessage,
   RevisionRecord,
   StoreSnapshot,
 } from '../config-store';
-import { RevisionConflictError, revisionRecord } from '../config-store';
+import { outboxMessage, RevisionConflictError, revisionRecord } from '../config-store';
 import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
@@ -100,13 +101,10 @@ export class MemoryConfigStore implements ConfigStore {
 
   async commit(
     changeSet: ParsedChangeSet,
-    options: Attribution & { readonly expectedRevision?: number } = {},
+    options: Attribution & CommitOptions = {},
   ): Promise<CommittedChange> {
-    const { expectedRevision, ...attribution } = options;
-    const [committed] = await this.commitAll(
-      [{ changeSet, ...attribution }],
-      expectedRevision === undefined ? {} : { expectedRevision },
-    );
+    const { expectedRevision: _expected, markPublished: _marked, ...attribution } = options;
+    const [committed] = await this.commitAll([{ changeSet, ...attribution }], options);
     return committed as CommittedChange;
   }
 
@@ -117,13 +115,14 @@ export class MemoryConfigStore implements ConfigStore {
    */
   async commitAll(
     changes: readonly ChangeToCommit[],
-    options: {
-      readonly expectedRevision?: number;
+    options: CommitOptions & {
       readonly committedAt?: Date;
       readonly beforeApply?: (committed: readonly CommittedChange[]) => Promise<void>;
     } = {},
   ): Promise<CommittedChange[]> {
     const db = this.open();
+    // Marked whether or not the commit holds, as a store of one statement does.
+    if (options.markPublished) await this.markPublished(options.markPublished);
     const current = db.revision;
     if (options.expectedRevision !== undefined && options.expectedRevision !== current)
       throw new RevisionConflictError(options.expectedRevision, current);
@@ -201,10 +200,11 @@ export class MemoryConfigStore implements ConfigStore {
     return this.open().changeLog.slice(start, start + Math.max(0, limit));
   }
 
-  async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
+  async unpublished(limit = 1_000, after = 0): Promise<OutboxMessage[]> {
     return this.open()
-      .outbox.slice(0, Math.max(0, limit))
-      .map((message) => ({ ...message, payload: JSON.parse(message.payload) as unknown }));
+      .outbox.filter((message) => message.id > after)
+      .slice(0, Math.max(0, limit))
+      .map((message) => outboxMessage(message.id, message.topic, message.key, message.payload));
   }
 
   async markPublished(ids: readonly number[]): Promise<void> {

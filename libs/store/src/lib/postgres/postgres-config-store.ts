@@ -8,13 +8,14 @@ import type { ChangeCounts } from '../change-counts';
 import type {
   Attribution,
   ChangeToCommit,
+  CommitOptions,
   CommittedChange,
   ConfigStore,
   OutboxMessage,
   RevisionRecord,
   StoreSnapshot,
 } from '../config-store';
-import { RevisionConflictError, revisionRecord } from '../config-store';
+import { outboxMessage, RevisionConflictError, revisionRecord } from '../config-store';
 import { EntityRevisions } from '../entity-revisions';
 import type { EntityRow } from '../entity-rows';
 import {
@@ -95,25 +96,27 @@ export class PostgresConfigStore implements ConfigStore {
 
   async commit(
     changeSet: ParsedChangeSet,
-    options: Attribution & { readonly expectedRevision?: number } = {},
+    options: Attribution & CommitOptions = {},
   ): Promise<CommittedChange> {
-    const { expectedRevision, ...attribution } = options;
-    const [committed] = await this.commitAll(
-      [{ changeSet, ...attribution }],
-      expectedRevision === undefined ? {} : { expectedRevision },
-    );
+    const { expectedRevision: _expected, markPublished: _marked, ...attribution } = options;
+    const [committed] = await this.commitAll([{ changeSet, ...attribution }], options);
     return committed as CommittedChange;
   }
 
   async commitAll(
     changes: readonly ChangeToCommit[],
-    options: { readonly expectedRevision?: number } = {},
+    options: CommitOptions = {},
   ): Promise<CommittedChange[]> {
-    if (changes.length === 0) return [];
-    const { expectedRevision } = options;
+    const { expectedRevision, markPublished = [] } = options;
+    if (changes.length === 0) {
+      await this.markPublished(markPublished);
+      return [];
+    }
     // Settings merge with the stored ones, read under the lock: those commits take the long way.
     if (expectedRevision !== undefined && !changes.some(({ changeSet }) => setsSettings(changeSet)))
-      return this.commitInOneStatement(changes, expectedRevision);
+      return this.commitInOneStatement(changes, expectedRevision, markPublished);
+    // A sent message is published whether or not the commit holds: marked apart from it.
+    await this.markPublished(markPublished);
     return this.db.transaction().execute(async (trx) => {
       // The one row of config_state is the lock that orders commits: revisions have no gaps.
       const state = await trx
@@ -154,6 +157,7 @@ export class PostgresConfigStore implements ConfigStore {
   private async commitInOneStatement(
     changes: readonly ChangeToCommit[],
     expectedRevision: number,
+    markPublished: readonly number[],
   ): Promise<CommittedChange[]> {
     const plan = this.plan(changes, expectedRevision, undefined);
     const deletes = [...plan.deletes].flatMap(([kind, keys]) => keys.map((key) => ({ kind, key })));
@@ -179,6 +183,7 @@ export class PostgresConfigStore implements ConfigStore {
         plan.outboxRows.map((row) => row.topic),
         plan.outboxRows.map((row) => row.key),
         plan.outboxRows.map((row) => row.payload),
+        markPublished,
       ],
     });
     if (result.rows.length === 0) {
@@ -214,6 +219,8 @@ export class PostgresConfigStore implements ConfigStore {
         select o.topic, o.key, o.payload::json, $9
         from unnest($15::text[], $16::text[], $17::text[]) with ordinality as o(topic, key, payload, position), state
         order by o.position
+      ), marked as (
+        update ${this.table('outbox')} set published_at = $9 where id = any($18::bigint[]) and published_at is null
       )
       select revision from state`;
   }
@@ -305,14 +312,15 @@ export class PostgresConfigStore implements ConfigStore {
     return row && { ...recordOf(row), changeSet: row.change_set as ParsedChangeSet };
   }
 
-  // The outbox is read and marked after every commit: plain prepared statements, not built anew each time.
-  async unpublished(limit = 1_000): Promise<OutboxMessage[]> {
-    const { rows } = await this.pool.query<{ id: string; topic: string; key: string; payload: unknown }>({
+  // The outbox is read every window: plain prepared statements, not built anew each time. Its
+  // payloads are read as text, sent as they are, not parsed and encoded again.
+  async unpublished(limit = 1_000, after = 0): Promise<OutboxMessage[]> {
+    const { rows } = await this.pool.query<{ id: string; topic: string; key: string; value: string }>({
       name: `policygen-unpublished-${this.schema}`,
-      text: `select id, topic, key, payload from ${this.table('outbox')} where published_at is null order by id limit $1`,
-      values: [limit],
+      text: `select id, topic, key, payload::text as value from ${this.table('outbox')} where published_at is null and id > $2 order by id limit $1`,
+      values: [limit, after],
     });
-    return rows.map((row) => ({ id: Number(row.id), topic: row.topic, key: row.key, payload: row.payload }));
+    return rows.map((row) => outboxMessage(Number(row.id), row.topic, row.key, row.value));
   }
 
   async markPublished(ids: readonly number[]): Promise<void> {
