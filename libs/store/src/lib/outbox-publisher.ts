@@ -64,15 +64,7 @@ export class OutboxPublisher {
 
   /** Marks every message sent so far (a clean stop: the next start sends nothing twice). */
   async markSent(): Promise<void> {
-    const ids = this.takeMarks();
-    if (ids.length === 0) return;
-    try {
-      await this.store.markPublished(ids);
-    } catch (error) {
-      this.giveBack(ids);
-      throw error;
-    }
-    this.onMarkedAlone(ids.length);
+    await this.markAlone(this.takeMarks());
   }
 
   /** Marks a commit took and could not write: the next commit or run marks them. */
@@ -88,13 +80,18 @@ export class OutboxPublisher {
     const stale = this.sentBefore;
     this.sentBefore = this.sentLastRun;
     this.sentLastRun = [];
-    if (stale.length === 0) return;
+    await this.markAlone(stale);
+  }
+
+  /** Marks `ids` in a round trip of their own; should that fail, they wait for the next mark. */
+  private async markAlone(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
     try {
-      await this.store.markPublished(stale);
+      await this.store.markPublished(ids);
     } catch (error) {
-      this.sentBefore.unshift(...stale);
+      this.giveBack(ids);
       throw error;
     }
-    this.onMarkedAlone(stale.length);
+    this.onMarkedAlone(ids.length);
   }
 }
