@@ -29,6 +29,8 @@ runService({
     POLICYGEN_PARTITIONS: z.coerce.number().int().min(1).default(12),
     POLICYGEN_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).optional(),
     POLICYGEN_BLOB_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
+    /** Writes the deprecated latest-bundles topic too, for consumers that still read it. */
+    POLICYGEN_LATEST_BUNDLES_TOPIC: env.flag(false),
   }),
   async start(settings, logger) {
     const cache = await RedisBundleCache.connect({
@@ -50,6 +52,7 @@ runService({
       instanceId: settings.POLICYGEN_INSTANCE_ID,
       partitions: settings.POLICYGEN_PARTITIONS,
       blobGraceMs: settings.POLICYGEN_BLOB_GRACE_MS,
+      latestBundlesTopic: settings.POLICYGEN_LATEST_BUNDLES_TOPIC,
       ...(settings.POLICYGEN_SESSION_TIMEOUT_MS === undefined
         ? {}
         : { sessionTimeoutMs: settings.POLICYGEN_SESSION_TIMEOUT_MS }),

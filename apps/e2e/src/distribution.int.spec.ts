@@ -5,7 +5,7 @@ import { extract } from 'tar-stream';
 import { buildDemoFleet } from '@policygen/fleets';
 import { spawnSync } from 'node:child_process';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
-import { LATEST_BUNDLES_TOPIC_CONFIG } from '@policygen/events';
+import { NODE_BUNDLES_TOPIC_CONFIG } from '@policygen/events';
 import { readLatestBundles } from '@policygen/sdk';
 import { isDerivedPath, isPartPath } from '@policygen/distribution';
 import {
@@ -555,13 +555,13 @@ describe('distribution: from a config change to the node, through two levels of 
       const [described] = (
         await admin.describeConfigs({
           includeSynonyms: false,
-          resources: [{ type: ConfigResourceTypes.TOPIC, name: pipeline.topics.latestBundles }],
+          resources: [{ type: ConfigResourceTypes.TOPIC, name: pipeline.topics.nodeBundles }],
         })
       ).resources;
       const settings = Object.fromEntries(
         (described?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]),
       );
-      expect(settings).toMatchObject(LATEST_BUNDLES_TOPIC_CONFIG);
+      expect(settings).toMatchObject(NODE_BUNDLES_TOPIC_CONFIG);
     } finally {
       await admin.disconnect();
     }

@@ -28,7 +28,7 @@ import {
   deploymentAuthenticator,
 } from '@policygen/distribution';
 import type { GenerationRequest, TopicNames } from '@policygen/events';
-import { LATEST_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
+import { LATEST_BUNDLES_TOPIC_CONFIG, NODE_BUNDLES_TOPIC_CONFIG, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, DeliveryMonitor, MessagingTransport } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
@@ -70,6 +70,11 @@ export interface DistributionServiceOptions {
   readonly defaultMetrics?: boolean;
   /** How long a blob no bundle references any more is kept before it is deleted (default 10 min). */
   readonly blobGraceMs?: number;
+  /**
+   * Writes the deprecated latest-bundles topic too, for consumers that still read it (default: no;
+   * the compacted node-bundles topic holds every node's latest bundle).
+   */
+  readonly latestBundlesTopic?: boolean;
 }
 
 export interface DistributionService {
@@ -95,11 +100,19 @@ export async function startDistributionService(
     await admin.createTopics([
       { name: topics.configChanges, partitions: 1 },
       { name: `${topics.configChanges}.dlq`, partitions: 1 },
-      { name: topics.nodeBundles, partitions: options.partitions },
+      { name: topics.nodeBundles, partitions: options.partitions, config: NODE_BUNDLES_TOPIC_CONFIG },
       { name: `${topics.nodeBundles}.dlq`, partitions: 1 },
       { name: topics.distributionEvents, partitions: options.partitions },
       { name: topics.pipelineSummaries, partitions: 1 },
-      { name: topics.latestBundles, partitions: options.partitions, config: LATEST_BUNDLES_TOPIC_CONFIG },
+      ...(options.latestBundlesTopic
+        ? [
+            {
+              name: topics.latestBundles,
+              partitions: options.partitions,
+              config: LATEST_BUNDLES_TOPIC_CONFIG,
+            },
+          ]
+        : []),
       // Where bundles the cache cannot complete are asked for again (the generator's topic).
       { name: topics.generationRequests, partitions: options.partitions },
     ]);
@@ -122,7 +135,7 @@ export async function startDistributionService(
   });
   const latestRecords = new Counter({
     name: 'policygen_distribution_latest_records_total',
-    help: "Records written to the compacted latest-bundles topic: a node's new current bundle, or its removal (a tombstone)",
+    help: "Records written to the deprecated latest-bundles topic (when it is switched on): a node's new current bundle, or its removal (a tombstone)",
     labelNames: ['kind'],
     registers: [registry],
   });
@@ -144,6 +157,7 @@ export async function startDistributionService(
     snapshots: options.snapshots,
     logger,
     tokenSecret: options.tokenSecret,
+    recordsDistributed: options.latestBundlesTopic === true,
     onMissingBlobs: async (bundles) => {
       incompleteBundles.inc(bundles.length);
       await producer.send(
@@ -165,7 +179,7 @@ export async function startDistributionService(
     },
     onWritten: async ({ entries, distributed: records }) => {
       // The root serves its nodes from this feed: an entry on disk is on relay root, confirmed
-      // in the same request to the bus as the latest bundles.
+      // in the same request to the bus as the latest bundles (when that topic is written).
       const served = confirmationsOf(entries, ROOT_RELAY, new Date().toISOString());
       await producer.sendAll([
         ...(records.length === 0

@@ -50,6 +50,7 @@ describe('Distributor, at start, against the configuration', () => {
       snapshots: { latestPlacement: async () => ({ revision, placement: placementOf({ ...fleet, nodes }) }) },
       logger: pino({ level: 'silent' }),
       tokenSecret: 'a-secret-long-enough-for-node-keys',
+      recordsDistributed: true,
       onWritten: async ({ distributed: records }) => {
         told.push(...records);
       },

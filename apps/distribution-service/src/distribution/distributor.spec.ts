@@ -50,7 +50,10 @@ describe('Distributor', () => {
   /** A distributor on this test's log, blobs and cache, for a configuration at revision 1. */
   function distributorOn(
     fleet: Fleet,
-    options: Pick<DistributorOptions, 'onMissingBlobs' | 'onWritten' | 'onGroupCommit'> & {
+    options: Pick<
+      DistributorOptions,
+      'onMissingBlobs' | 'onWritten' | 'onGroupCommit' | 'recordsDistributed'
+    > & {
       tokenSecret?: string | null;
       cache?: DistributorOptions['cache'];
     } = {},
@@ -108,6 +111,7 @@ describe('Distributor', () => {
     const told: DistributedRecord[][] = [];
     const distributor = distributorOn(validation.fleet, {
       onMissingBlobs: async () => undefined,
+      recordsDistributed: true,
       onWritten: async ({ entries, distributed: records }) => {
         // Called after the append: the feed already serves what it is told.
         for (const entry of entries) expect(log.latest(entry.nodeId)).toEqual(entry);
@@ -174,8 +178,10 @@ describe('Distributor', () => {
     const writes: string[][] = [];
     const groups: number[] = [];
     const distributor = distributorOn(validation.fleet, {
-      onWritten: async ({ distributed }) => {
-        if (distributed.length > 0) writes.push(distributed.map(({ nodeId }) => nodeId));
+      onWritten: async ({ entries, distributed }) => {
+        // Without the latest-bundles topic, nothing is told but the entries.
+        expect(distributed).toEqual([]);
+        if (entries.length > 0) writes.push(entries.map(({ nodeId }) => nodeId));
       },
       onGroupCommit: (batches) => groups.push(batches),
     });
@@ -204,6 +210,7 @@ describe('Distributor', () => {
     if (!a || !b) throw new Error('the demo fleet has too few nodes on root');
     const told: DistributedRecord[] = [];
     const distributor = distributorOn(validation.fleet, {
+      recordsDistributed: true,
       onWritten: async ({ distributed: records }) => {
         told.push(...records);
       },

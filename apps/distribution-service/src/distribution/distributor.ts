@@ -43,6 +43,11 @@ export interface DistributorOptions {
    * it resolves.
    */
   readonly onWritten?: (written: WrittenEntries) => Promise<void>;
+  /**
+   * Whether `onWritten` is given each node's new current bundle (`WrittenEntries.distributed`), for
+   * the deprecated latest-bundles topic; else that list stays empty.
+   */
+  readonly recordsDistributed?: boolean;
   /** Told of each write of bundles, with the number of batches it writes together. */
   readonly onGroupCommit?: (batches: number) => void;
 }
@@ -224,6 +229,7 @@ export class Distributor {
           : this.ledger.bundleArrived(arrived(event, receivedAt));
       if (!entry) continue;
       entries.push(entry);
+      if (!this.options.recordsDistributed) continue;
       if (event.type === 'node.deleted') distributed.push({ nodeId: event.nodeId, bundle: null });
       else
         distributed.push({

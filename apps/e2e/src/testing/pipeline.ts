@@ -16,7 +16,7 @@ import type {
   Topic,
   TopicNames,
 } from '@policygen/events';
-import { jsonSchemaOf, TOPICS, topicsFor } from '@policygen/events';
+import { jsonSchemaOf, NODE_BUNDLES_TOPIC_CONFIG, TOPICS, topicsFor } from '@policygen/events';
 import type { MessageConsumer } from '@policygen/messaging';
 import { createKafkaMessaging } from '@policygen/messaging';
 import { RedisBundleCache } from '@policygen/cache';
@@ -66,7 +66,7 @@ export class EventLog {
     const messaging = createKafkaMessaging({ brokers: kafkaBrokers, log: () => undefined });
     const admin = await messaging.createAdmin();
     await admin.createTopics([
-      { name: topics.nodeBundles, partitions: 4 },
+      { name: topics.nodeBundles, partitions: 4, config: NODE_BUNDLES_TOPIC_CONFIG },
       { name: topics.generationEvents, partitions: 4 },
       { name: topics.distributionEvents, partitions: 4 },
     ]);

@@ -7,7 +7,7 @@ import type { RetryPolicy } from '@policygen/sdk';
 import { Gauge, Registry } from 'prom-client';
 import type { BundleCache } from '@policygen/cache';
 import type { TopicNames } from '@policygen/events';
-import { TOPICS, topicResolver } from '@policygen/events';
+import { NODE_BUNDLES_TOPIC_CONFIG, TOPICS, topicResolver } from '@policygen/events';
 import type { Messaging } from '@policygen/messaging';
 import { DeadLetters, DeliveryMonitor, MessagingTransport, partitionForKey } from '@policygen/messaging';
 import type { ReadinessCheck } from '@policygen/service-kit';
@@ -75,7 +75,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       { name: `${topics.configChanges}.dlq`, partitions: 1 },
       { name: topics.generationRequests, partitions: options.partitions },
       { name: `${topics.generationRequests}.dlq`, partitions: 1 },
-      { name: topics.nodeBundles, partitions: options.partitions },
+      { name: topics.nodeBundles, partitions: options.partitions, config: NODE_BUNDLES_TOPIC_CONFIG },
       { name: topics.generationEvents, partitions: options.partitions },
       { name: topics.pipelineSummaries, partitions: 1 },
     ]);

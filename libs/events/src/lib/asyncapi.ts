@@ -1,7 +1,12 @@
 import { EVENT_EXAMPLES } from './examples';
 import { jsonSchemaOf } from '@policygen/sdk/contract';
 import type { Topic } from '@policygen/sdk/contract';
-import { LATEST_BUNDLES_TOPIC_CONFIG, TOPICS, deadLetterTopic } from '@policygen/sdk/contract';
+import {
+  LATEST_BUNDLES_TOPIC_CONFIG,
+  NODE_BUNDLES_TOPIC_CONFIG,
+  TOPICS,
+  deadLetterTopic,
+} from '@policygen/sdk/contract';
 
 interface TopicDoc {
   readonly name: string;
@@ -35,12 +40,13 @@ const DOCS: Readonly<Record<Topic, TopicDoc>> = {
   },
   [TOPICS.nodeBundles]: {
     name: 'nodeBundles',
-    title: 'Node bundles',
+    title: 'Node bundles (compacted)',
     summary:
-      "A node's new bundle (only when its hash changes; files by digest, manifest by digest) or its removal from the fleet.",
-    key: 'node id: every event of a node in one partition, in revision order',
+      "A node's new bundle (only when its hash changes; files by digest, manifest by digest) or its removal from the fleet. Compacted: read from the beginning, it gives every node's latest record (a bundle, or `node.deleted` for a node that left the fleet), then every change, whenever the consumer starts.",
+    key: 'node id: every event of a node in one partition, in revision order; its latest survives compaction',
     partitions: 12,
     producers: 'generator-service',
+    config: NODE_BUNDLES_TOPIC_CONFIG,
   },
   [TOPICS.generationEvents]: {
     name: 'generationEvents',
@@ -62,9 +68,9 @@ const DOCS: Readonly<Record<Topic, TopicDoc>> = {
   },
   [TOPICS.latestBundles]: {
     name: 'latestBundles',
-    title: 'Latest bundle per node (compacted)',
+    title: 'Latest bundle per node (compacted; deprecated)',
     summary:
-      "Every node's latest distributed bundle, once its files are in the distribution-service's blob store (fetchable by digest); a tombstone (a record with no value) when the node left the fleet. Compacted: read from the beginning, it gives the fleet's current bundles, whenever the consumer starts.",
+      "Deprecated: the compacted nodeBundles topic gives every node's latest bundle; this one is written only when the distribution-service runs with POLICYGEN_LATEST_BUNDLES_TOPIC=on. Every node's latest distributed bundle, once its files are in the distribution-service's blob store (fetchable by digest); a tombstone (a record with no value) when the node left the fleet. Compacted: read from the beginning, it gives the fleet's current bundles, whenever the consumer starts.",
     key: 'node id: one record per node survives compaction',
     partitions: 12,
     producers: 'distribution-service',

@@ -2,12 +2,18 @@
 export const TOPICS = {
   configChanges: 'policygen.config.changes.v1',
   generationRequests: 'policygen.generation.requests.v1',
+  /**
+   * Compacted (key: node id): every node's new bundles and its removal (`node.deleted`). Read from
+   * the beginning, it is the fleet's current state, then its changes (`NODE_BUNDLES_TOPIC_CONFIG`).
+   */
   nodeBundles: 'policygen.node-bundles.v1',
   generationEvents: 'policygen.generation.events.v1',
   distributionEvents: 'policygen.distribution.events.v1',
   /**
-   * Compacted: the latest distributed bundle of every node (key: node id), a tombstone once the
-   * node left the fleet. Read from the beginning, it is the fleet's current state.
+   * Deprecated: the compacted `nodeBundles` topic holds every node's latest bundle now. Written only
+   * when the distribution-service is asked to (`POLICYGEN_LATEST_BUNDLES_TOPIC=on`), for consumers
+   * that read it: the latest distributed bundle of every node (key: node id), a tombstone once the
+   * node left the fleet.
    */
   latestBundles: 'policygen.node-bundles.latest.v1',
   /**
@@ -52,7 +58,20 @@ export function topicsFor(namespace?: string): TopicNames {
 }
 
 /**
- * The latest-bundles topic's settings, as the distribution-service creates it: compacted (one record
+ * The node-bundles topic's settings, as the generator and the distribution-service create it:
+ * compacted, so that the topic keeps every node's latest record (a consumer that starts late reads
+ * it from its start: the fleet's state, then what follows), segments rolled hourly so that
+ * compaction reaches recent records. A removed node's last record is its `node.deleted` event.
+ * Every record needs its key (the node id): a compacted topic refuses a record without one.
+ */
+export const NODE_BUNDLES_TOPIC_CONFIG: Readonly<Record<string, string>> = {
+  'cleanup.policy': 'compact',
+  'min.cleanable.dirty.ratio': '0.1',
+  'segment.ms': String(60 * 60 * 1000),
+};
+
+/**
+ * The deprecated latest-bundles topic's settings, as the distribution-service creates it: compacted (one record
  * per node survives), tombstones kept a day so that a consumer that reads at least daily sees every
  * deletion, and segments rolled hourly so that compaction reaches recent records.
  */

@@ -13,10 +13,11 @@ export interface ReadLatestBundlesOptions {
 }
 
 /**
- * Every node's current bundle, read from the compacted latest-bundles topic from its start up to
- * where it ended when the read began: the state a consumer that starts late builds on, before it
- * follows `TOPICS.nodeBundles` for what comes next. Nodes whose last record is a tombstone (they
- * left the fleet) are absent. It reads in a throw-away group and commits nothing.
+ * Every node's current bundle, read from the compacted node-bundles topic from its start up to
+ * where it ended when the read began: the state a consumer that starts late builds on. Nodes whose
+ * last record is their `node.deleted` (they left the fleet) are absent. It reads in a throw-away
+ * group and commits nothing. A consumer that follows the topic from its start in a group of its
+ * own gets the same state first, then what comes next, without this read.
  */
 export async function readLatestBundles(
   connection: Connection,
@@ -34,16 +35,15 @@ export async function readLatestBundles(
     retry: { attempts: 1 },
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  consumer.subscribe(TOPICS.latestBundles, (bundle, context) => {
-    if (context.key === null) return;
-    if (bundle === null) bundles.delete(context.key);
-    else bundles.set(context.key, bundle);
+  consumer.subscribe(TOPICS.nodeBundles, (event) => {
+    if (event.type === 'node.deleted') bundles.delete(event.nodeId);
+    else bundles.set(event.nodeId, event);
   });
   await consumer.start();
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      consumer.caughtUp(TOPICS.latestBundles),
+      consumer.caughtUp(TOPICS.nodeBundles),
       new Promise((_, reject) => {
         timer = setTimeout(
           () =>

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { getTestInfrastructure } from '@policygen/testing-infra';
-import type { BundleEvent, GenerationEvent } from '../contract';
-import { LATEST_BUNDLES_TOPIC_CONFIG, TOPICS, topicsFor } from '../contract';
+import type { BundleEvent, GenerationEvent, NodeBundleEvent } from '../contract';
+import { NODE_BUNDLES_TOPIC_CONFIG, TOPICS, topicsFor } from '../contract';
 import type { SdkLogger } from '../consumer/logger';
 import { createConsumer } from '../create-consumer';
 import type { Connection } from '../connection';
@@ -52,9 +52,9 @@ describe('the SDK on real Kafka', () => {
       waitForLeaders: true,
       topics: [
         {
-          topic: topics.latestBundles,
+          topic: topics.nodeBundles,
           numPartitions: 3,
-          configEntries: Object.entries(LATEST_BUNDLES_TOPIC_CONFIG).map(([name, value]) => ({
+          configEntries: Object.entries(NODE_BUNDLES_TOPIC_CONFIG).map(([name, value]) => ({
             name,
             value,
           })),
@@ -67,19 +67,23 @@ describe('the SDK on real Kafka', () => {
   });
   afterAll(() => producer.disconnect());
 
-  it("rebuilds every node's latest bundle from the compacted topic; a tombstone removes its node", async () => {
-    const record = (nodeId: string, event: BundleEvent | null) => ({
-      key: nodeId,
-      value: event === null ? null : JSON.stringify(event),
-    });
+  it("rebuilds every node's latest bundle from the compacted topic; a node.deleted removes its node", async () => {
+    const record = (event: NodeBundleEvent) => ({ key: event.nodeId, value: JSON.stringify(event) });
+    const deleted: NodeBundleEvent = {
+      schemaVersion: 1,
+      type: 'node.deleted',
+      nodeId: 'n2',
+      revision: 6,
+      committedAt: AT,
+    };
     await producer.send({
-      topic: topics.latestBundles,
+      topic: topics.nodeBundles,
       messages: [
-        record('n1', bundle('n1', 1)),
-        record('n2', bundle('n2', 1)),
-        record('n1', bundle('n1', 2)),
-        record('n3', bundle('n3', 5)),
-        record('n2', null),
+        record(bundle('n1', 1)),
+        record(bundle('n2', 1)),
+        record(bundle('n1', 2)),
+        record(bundle('n3', 5)),
+        record(deleted),
       ],
     });
     const latest = await readLatestBundles(connection, { logger: quiet, timeoutMs: 60_000 });

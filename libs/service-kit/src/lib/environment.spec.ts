@@ -65,3 +65,25 @@ describe('readEnvironment: secrets', () => {
     ]);
   });
 });
+
+describe('readEnvironment: switches', () => {
+  const schema = z.object({ POLICYGEN_LATEST_BUNDLES_TOPIC: env.flag(false) });
+
+  it.each([
+    [undefined, false],
+    ['on', true],
+    ['true', true],
+    ['1', true],
+    ['off', false],
+    ['0', false],
+  ])('reads %s as %s', (value, expected) => {
+    const given = value === undefined ? {} : { POLICYGEN_LATEST_BUNDLES_TOPIC: value };
+    expect(readEnvironment(schema, given).POLICYGEN_LATEST_BUNDLES_TOPIC).toBe(expected);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    expect(problemsOf(() => readEnvironment(schema, { POLICYGEN_LATEST_BUNDLES_TOPIC: 'yes' }))).toEqual([
+      'POLICYGEN_LATEST_BUNDLES_TOPIC: on or off (got "yes")',
+    ]);
+  });
+});

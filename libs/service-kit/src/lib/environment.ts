@@ -84,4 +84,10 @@ export const env = {
         message: 'is a placeholder, not a secret: generate one (openssl rand -hex 32)',
       }),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A switch: `on`/`true`/`1` or `off`/`false`/`0`; anything else is refused, naming the variable. */
+  flag: (fallback: boolean) =>
+    z
+      .enum(['on', 'off', 'true', 'false', '1', '0'], { message: 'on or off' })
+      .transform((value) => value === 'on' || value === 'true' || value === '1')
+      .default(fallback),
 };
