@@ -5,15 +5,16 @@ import type { ServiceShellOptions } from '@policygen/service-kit';
 import { SERVICE_SHELL_OPTIONS } from '@policygen/service-kit';
 import { Counter } from 'prom-client';
 import { OutboxPublisher } from '@policygen/store';
-import type { ConfigStore } from '@policygen/store';
+import type { CommittedChange, ConfigStore, OutboxMessage } from '@policygen/store';
 import type { ServiceTimings } from '../app/config-service-options';
 import { CONFIG_STORE, OUTBOX_PRODUCER, SERVICE_TIMINGS } from '../app/tokens';
 import { PacedDrain } from './paced-drain';
 
 /**
  * Sends the outbox to the bus: after each commit, at most once per window while commits come
- * faster (`PacedDrain`), and on a timer, which also picks up what a failed send or a crash before
- * publishing left behind.
+ * faster (`PacedDrain`), what this instance's commits wrote as they gave it (no read of the outbox
+ * while their ids follow what was sent), and on a timer, which reads the outbox for what a failed
+ * send, a crash before publishing or another instance left behind.
  */
 @Injectable()
 export class OutboxService implements OnModuleInit, OnModuleDestroy {
@@ -53,6 +54,16 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
       name: 'policygen_config_outbox_published_total',
       help: 'Change events the outbox sent to the bus',
       registers: [shell.registry],
+    });
+    const publisher = this.publisher;
+    new Counter({
+      name: 'policygen_config_outbox_reads_total',
+      help: "Reads of the outbox table: a send of what this instance's commits gave, following what was sent, reads nothing",
+      registers: [shell.registry],
+      collect() {
+        this.reset();
+        this.inc(publisher.reads);
+      },
     });
   }
 
@@ -96,6 +107,14 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
 
   giveBack(ids: readonly number[]): void {
     if (ids.length > 0) this.publisher.giveBack(ids);
+  }
+
+  /** Commits of this instance: their outbox messages are sent as the store gave them, without a read. */
+  committed(changes: readonly CommittedChange[]): void {
+    const messages: OutboxMessage[] = [];
+    for (const change of changes) if (change.outboxMessage) messages.push(change.outboxMessage);
+    this.publisher.committed(messages);
+    this.publishSoon();
   }
 
   /** Publishing what waits in the outbox, without waiting for it; failures are retried. */

@@ -213,7 +213,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
           ),
         );
         this.state = { revision: base + committed.length, index, entityRevisions };
-        if (committed.length > 0) this.outbox.publishSoon();
+        if (committed.length > 0) this.outbox.committed(committed);
         for (const change of committed) this.logCommit(change);
         this.committed(committed.length);
         accepted.forEach(({ waiting }, position) => waiting.resolve(committed[position] as CommittedChange));
@@ -256,7 +256,7 @@ export class ConfigStateService implements OnModuleInit, OnModuleDestroy {
           }),
         );
         await this.advance(committed, 'replaceWith' in mutation ? mutation.replaceWith : undefined);
-        this.outbox.publishSoon();
+        this.outbox.committed([committed]);
         this.logCommit(committed);
         this.committed(1);
         return committed;

@@ -4,7 +4,7 @@ import { emptyChangeSet, GenerationEngine, validateFleet } from '@policygen/engi
 import type { Fleet, ParsedChangeSet } from '@policygen/engine';
 import { parseEvent, TOPICS } from '@policygen/events';
 import { buildDemoFleet } from '@policygen/fleets';
-import type { ChangeToCommit, ConfigStore } from './config-store';
+import type { ChangeToCommit, ConfigStore, OutboxMessage } from './config-store';
 import { RevisionConflictError } from './config-store';
 
 /**
@@ -154,6 +154,35 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
       await expect(store.ping()).resolves.toBeUndefined();
     });
 
+    it('gives with each commit the outbox message it wrote, as a read of the outbox gives it', async () => {
+      const engine = emptyEngine();
+      const plain = (message: OutboxMessage | undefined) =>
+        message && { id: message.id, topic: message.topic, key: message.key, value: message.value };
+      const given = [
+        // Each way a store commits: with and without an expected revision, alone and grouped, with settings.
+        await store.commit(validated(engine, importOf(demoFleet()))),
+        await store.commit(validated(engine, { upsert: { parameters: { one: 1 } } }), {
+          expectedRevision: 1,
+        }),
+        ...(await store.commitAll(
+          attributed(
+            validated(engine, { upsert: { parameters: { two: 2 } } }),
+            validated(engine, { upsert: { parameters: { three: 3 } } }),
+          ),
+          { expectedRevision: 2 },
+        )),
+        await store.commit(validated(engine, { upsert: { settings: { orderingSeed: 7 } } }), {
+          expectedRevision: 4,
+        }),
+      ];
+      expect(given.map((change) => plain(change.outboxMessage))).toEqual(
+        (await store.unpublished()).map(plain),
+      );
+      expect((await store.changesSince(0)).map((change) => change.outboxMessage)).toEqual(
+        Array(5).fill(undefined),
+      );
+    });
+
     it('marks outbox messages with a commit, whether or not its expected revision holds, and reads after an id', async () => {
       const engine = emptyEngine();
       for (let index = 1; index <= 4; index++)
@@ -210,13 +239,14 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
           parameters: { upserted: 0, deleted: 1 },
         },
         changeSet: deleted,
+        outboxMessage: expect.objectContaining({ topic: TOPICS.configChanges, key: 'config' }),
       });
       const snapshot = await store.snapshot();
       expect(snapshot.fleet).toEqual(engine.toFleet());
       expect(snapshot.fleet.nodes).toHaveLength(fleet.nodes.length - 2);
 
       const [first, second] = await store.changesSince(0);
-      expect(second).toEqual(committed);
+      expect(second).toEqual({ ...committed, outboxMessage: undefined });
       expect(first?.committedAt.getTime()).toBeLessThanOrEqual(committed.committedAt.getTime());
       expect((await store.changesSince(0, 1)).map((change) => change.revision)).toEqual([1]);
       expect(await store.changesSince(2)).toEqual([]);
@@ -351,7 +381,8 @@ export function describeConfigStoreContract(name: string, newFixture: () => Conf
           counts: { parameters: { upserted: 1, deleted: 0 } },
         },
       ]);
-      expect(await store.revision(2)).toEqual(second);
+      // The log gives back what the commit gave, but the outbox message it wrote.
+      expect(await store.revision(2)).toEqual({ ...second, outboxMessage: undefined });
       expect(await store.revision(4)).toBeUndefined();
       expect(await store.revision(0)).toBeUndefined();
       expect((await store.changesSince(1)).map((change) => [change.author, change.reason])).toEqual([

@@ -21,6 +21,11 @@ export interface RevisionRecord {
 /** A committed change set: the unit of the change log, at its gap-free revision. */
 export interface CommittedChange extends RevisionRecord {
   readonly changeSet: ParsedChangeSet;
+  /**
+   * The outbox message the commit wrote, as the store holds it, given by the commit itself: its
+   * publisher sends it without reading it back. Absent from changes read from the log.
+   */
+  readonly outboxMessage?: OutboxMessage;
 }
 
 /** Who commits a change set, and why. */

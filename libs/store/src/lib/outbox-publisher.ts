@@ -1,17 +1,23 @@
 import type { MessageProducer } from '@policygen/messaging';
-import type { ConfigStore } from './config-store';
+import type { ConfigStore, OutboxMessage } from './config-store';
 
 /**
  * Sends the outbox to the bus, oldest first. What the broker acknowledged is marked published by
  * the next commit's own statement (`takeMarks`), or on its own once a whole run passed without a
- * commit to carry it (`markIdle`): a window's read is its one extra round trip to the store. A
- * crash before the mark sends those messages again on the next start: a change event carries its
- * revision, so a consumer recognises one it has seen. Nothing committed is ever lost, since the
- * message was written in the transaction of its change.
+ * commit to carry it (`markIdle`). The messages this process's commits wrote are sent as the
+ * commits gave them (`committed`), without reading them back, while they follow what was sent
+ * without a gap; a gap (another instance committed in between, an id a failed insert took) or a
+ * run with none of them reads the outbox. A crash before the mark sends those messages again on
+ * the next start: a change event carries its revision, so a consumer recognises one it has seen.
+ * Nothing committed is ever lost, since the message was written in the transaction of its change.
  */
 export class OutboxPublisher {
   /** The greatest id sent: later reads skip what was sent and is not marked yet. */
   private sentThrough = 0;
+  /** Messages this process's commits wrote and it has not sent, in id order. */
+  private fresh: OutboxMessage[] = [];
+  /** Reads of the outbox so far (a run that sends what its commits gave reads nothing). */
+  private readsMade = 0;
   /** Sent, not marked yet: by the last run, and by the runs before it. */
   private sentLastRun: number[] = [];
   private sentBefore: number[] = [];
@@ -24,12 +30,37 @@ export class OutboxPublisher {
     private readonly onMarkedAlone: (count: number) => void = () => undefined,
   ) {}
 
-  /** Publishes every message waiting when called; resolves with how many were sent. */
+  /** The messages commits of this process wrote (`CommittedChange.outboxMessage`), to send without a read. */
+  committed(messages: readonly OutboxMessage[]): void {
+    for (const message of messages) if (message.id > this.sentThrough) this.fresh.push(message);
+    // A process commits one group at a time, so ids come in order; a caller that did not is put right.
+    for (let index = 1; index < this.fresh.length; index++)
+      if ((this.fresh[index - 1] as OutboxMessage).id >= (this.fresh[index] as OutboxMessage).id) {
+        this.fresh.sort((a, b) => a.id - b.id);
+        break;
+      }
+  }
+
+  /** How many times the outbox was read. */
+  get reads(): number {
+    return this.readsMade;
+  }
+
+  /**
+   * Publishes every message waiting when called: those the commits gave while they follow what was
+   * sent, else what a read of the outbox finds. Resolves with how many were sent.
+   */
   async publishPending(): Promise<number> {
     await this.markIdle();
     let sent = 0;
+    let sentGiven = false;
     for (;;) {
-      const messages = await this.store.unpublished(this.batchSize, this.sentThrough);
+      const given = this.followingFresh();
+      const fromCommits = given.length > 0;
+      // All that the commits gave is sent: what other instances committed after it waits for a
+      // run without any (or for the gap it leaves before this process's next commit).
+      if (!fromCommits && sentGiven && this.fresh.length === 0) return sent;
+      const messages = fromCommits ? given : await this.read();
       if (messages.length === 0) return sent;
       // One part per topic, in outbox order (a topic's messages keep their order), in one request.
       const topics = [...new Set(messages.map((message) => message.topic))];
@@ -43,10 +74,34 @@ export class OutboxPublisher {
       );
       for (const message of messages) this.sentLastRun.push(message.id);
       this.sentThrough = messages[messages.length - 1]?.id ?? this.sentThrough;
+      this.dropSentFresh();
       sent += messages.length;
+      if (fromCommits) sentGiven = true;
       // A short batch was all there was when it was read: what came since is another call's.
-      if (messages.length < this.batchSize) return sent;
+      else if (messages.length < this.batchSize) return sent;
     }
+  }
+
+  private read(): Promise<OutboxMessage[]> {
+    this.readsMade++;
+    return this.store.unpublished(this.batchSize, this.sentThrough);
+  }
+
+  /** The next batch of the messages the commits gave, from the one after the last sent, while their ids follow without a gap. */
+  private followingFresh(): OutboxMessage[] {
+    this.dropSentFresh();
+    const batch: OutboxMessage[] = [];
+    for (const message of this.fresh) {
+      if (message.id !== this.sentThrough + 1 + batch.length || batch.length === this.batchSize) break;
+      batch.push(message);
+    }
+    return batch;
+  }
+
+  private dropSentFresh(): void {
+    let sent = 0;
+    while (sent < this.fresh.length && (this.fresh[sent] as OutboxMessage).id <= this.sentThrough) sent++;
+    if (sent > 0) this.fresh = this.fresh.slice(sent);
   }
 
   /** How many messages were sent and are not marked yet. */

@@ -163,7 +163,8 @@ export class MemoryConfigStore implements ConfigStore {
 
     const committed = prepared.map(({ record, changeSet }) => ({ ...record, changeSet }));
     if (options.beforeApply && committed.length > 0) await options.beforeApply(committed);
-    for (const { record, writes, settingsText, changeSetText, payload } of prepared) {
+    const written: CommittedChange[] = [];
+    for (const [index, { record, writes, settingsText, changeSetText, payload }] of prepared.entries()) {
       const { revision } = record;
       for (const write of writes) {
         const bodies = db.entities.get(write.kind);
@@ -173,9 +174,14 @@ export class MemoryConfigStore implements ConfigStore {
       if (settingsText !== undefined) rowsOf(db, SETTINGS).set(SETTINGS, { text: settingsText, revision });
       db.revision = revision;
       db.changeLog.push({ ...record, changeSet: changeSetText });
-      db.outbox.push({ id: db.nextOutboxId++, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
+      const id = db.nextOutboxId++;
+      db.outbox.push({ id, topic: this.changeTopic, key: CONFIG_CHANGES_KEY, payload });
+      written.push({
+        ...(committed[index] as CommittedChange),
+        outboxMessage: outboxMessage(id, this.changeTopic, CONFIG_CHANGES_KEY, payload),
+      });
     }
-    return committed;
+    return written;
   }
 
   async changesSince(revision: number, limit = 1_000): Promise<CommittedChange[]> {

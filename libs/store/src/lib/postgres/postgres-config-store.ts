@@ -142,8 +142,11 @@ export class PostgresConfigStore implements ConfigStore {
         .execute();
       await trx.insertInto('change_log').values(plan.logRows).execute();
       // In revision order: the outbox is published by id, and ids follow the insertion order.
-      await trx.insertInto('outbox').values(plan.outboxRows).execute();
-      return plan.committed;
+      const queued = await trx.insertInto('outbox').values(plan.outboxRows).returning('id').execute();
+      return withOutboxMessages(
+        plan,
+        queued.map((row) => Number(row.id)),
+      );
     });
   }
 
@@ -162,7 +165,7 @@ export class PostgresConfigStore implements ConfigStore {
     const plan = this.plan(changes, expectedRevision, undefined);
     const deletes = [...plan.deletes].flatMap(([kind, keys]) => keys.map((key) => ({ kind, key })));
     const committedAt = plan.committed[0]?.committedAt ?? new Date();
-    const result = await this.pool.query<{ revision: string }>({
+    const result = await this.pool.query<{ revision: string; queued: string[] }>({
       name: `policygen-commit-${this.schema}`,
       text: this.commitStatement,
       values: [
@@ -186,11 +189,12 @@ export class PostgresConfigStore implements ConfigStore {
         markPublished,
       ],
     });
-    if (result.rows.length === 0) {
+    const [row] = result.rows;
+    if (!row) {
       const current = await currentRevision(this.db);
       throw new RevisionConflictError(expectedRevision, current);
     }
-    return plan.committed;
+    return withOutboxMessages(plan, row.queued.map(Number));
   }
 
   /** A table of the store's schema, quoted, for statements written by hand. */
@@ -219,10 +223,11 @@ export class PostgresConfigStore implements ConfigStore {
         select o.topic, o.key, o.payload::json, $9
         from unnest($15::text[], $16::text[], $17::text[]) with ordinality as o(topic, key, payload, position), state
         order by o.position
+        returning id
       ), marked as (
         update ${this.table('outbox')} set published_at = $9 where id = any($18::bigint[]) and published_at is null
       )
-      select revision from state`;
+      select revision, array(select id from queued order by id) as queued from state`;
   }
 
   /**
@@ -367,6 +372,20 @@ interface OutboxRow {
   readonly key: string;
   readonly payload: string;
   readonly created_at: Date;
+}
+
+/**
+ * The plan's committed changes with the outbox message each wrote: `ids` are the rows' ids, given in
+ * insertion order (ascending: taken in that order under the commit's lock), one per change.
+ */
+function withOutboxMessages(plan: CommitPlan, ids: readonly number[]): CommittedChange[] {
+  const sorted = [...ids].sort((a, b) => a - b);
+  return plan.committed.map((change, index) => {
+    const row = plan.outboxRows[index];
+    const id = sorted[index];
+    if (!row || id === undefined) return change;
+    return { ...change, outboxMessage: outboxMessage(id, row.topic, row.key, row.payload) };
+  });
 }
 
 /** What a group commit writes: its entities' net writes, its change-log rows and its outbox messages. */
