@@ -54,7 +54,7 @@ function idsAt(value: unknown, path: string): Read<string[]> {
 /**
  * The node and relay sections of a change set (fleet-format.md), read in place: an import's change
  * set holds every node with its properties, and a schema's parse copied all of it to keep two fields
- * of each (a tenth of the distribution-service's CPU in an import). The first malformed part is
+ * of each (7% of the distribution-service's samples in an import). The first malformed part is
  * named by its JSON path, under `$.changeSet`.
  */
 export function readPlacementChanges(changeSet: unknown): Read<PlacementChanges> {
