@@ -8,7 +8,14 @@
 //   perf record -F 499 -g -p "$(pgrep -d, -f 'dist/.*/main.js')" -o perf.data -- sleep 20
 //   perf script -i perf.data -F pid,tid,ip,sym > perf.txt
 //   node tools/bench/perf-summary.mjs perf.txt [--top N]
-import { readFileSync } from 'node:fs';
+//
+// Each main thread's samples are also given by the source its leaf-most JavaScript frame came from
+// (a package of node_modules, a library or app of this workspace, one of Node's own modules), read
+// from the bundle's source map (`dist/<service>/main.js.map`): native work is counted with the code
+// that called it, so JSON.parse of an event counts with the event's reader, a socket write with
+// the client that wrote it.
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 
 /** @typedef {{ pid: string, tid: string, frames: string[] }} Sample */
 
@@ -62,6 +69,49 @@ function leafOf(sample) {
   return (sample.frames[0] ?? '?').replace(/ \/\S+\/dist\/[^/]+\/main\.js/, '');
 }
 
+/** @type {Map<string, SourceMap | null>} */
+const sourceMaps = new Map();
+
+/** @param {string} bundle */
+function sourceMapOf(bundle) {
+  let map = sourceMaps.get(bundle);
+  if (map === undefined) {
+    map = existsSync(`${bundle}.map`)
+      ? new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')))
+      : null;
+    sourceMaps.set(bundle, map);
+  }
+  return map;
+}
+
+/**
+ * What a source path belongs to: `kafkajs`, `@nestjs/core`, `libs/sdk/src/contract`, `apps/relay`.
+ * @param {string} source
+ */
+function ownerOf(source) {
+  const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source);
+  if (modules) return modules[1] ?? source;
+  const workspace = /(libs\/[^/]+\/src\/(?:lib\/)?[^/.]+|apps\/[^/]+)/.exec(source);
+  return workspace?.[1] ?? source;
+}
+
+/**
+ * The source of the sample's leaf-most JavaScript frame; "(no JavaScript)" when it ran none.
+ * @param {Sample} sample
+ */
+function sourceOf(sample) {
+  for (const frame of sample.frames) {
+    const js = /^JS:\S*\s+(\S+):(\d+):(\d+)$/.exec(frame);
+    if (!js) continue;
+    const [, url = '', line = '0', column = '0'] = js;
+    if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+    const entry = sourceMapOf(url)?.findEntry(Number(line) - 1, Number(column) - 1);
+    const original = entry && 'originalSource' in entry ? entry.originalSource : undefined;
+    return original ? ownerOf(original) : url;
+  }
+  return '(no JavaScript)';
+}
+
 const args = process.argv.slice(2);
 const file = args.find((arg) => !arg.startsWith('--'));
 const topAt = args.indexOf('--top');
@@ -86,6 +136,14 @@ for (const [pid, samples] of byProcess) {
   /** @type {Map<string, number>} */
   const leaves = new Map();
   for (const sample of samples) leaves.set(leafOf(sample), (leaves.get(leafOf(sample)) ?? 0) + 1);
+  /** @type {Map<string, number>} */
+  const sources = new Map();
+  for (const sample of samples)
+    if (sample.tid === pid) sources.set(sourceOf(sample), (sources.get(sourceOf(sample)) ?? 0) + 1);
+  const ofMain = (/** @type {number} */ count) => `${((100 * count) / Math.max(1, mainThread)).toFixed(1)}%`;
+  console.log('  main thread, by the source of its leaf-most JavaScript frame (% of the main thread):');
+  for (const [source, count] of [...sources].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`  ${ofMain(count).padStart(6)}  ${source}`);
   console.log('  leaves:');
   for (const [leaf, count] of [...leaves].sort((a, b) => b[1] - a[1]).slice(0, top))
     console.log(`  ${share(count).padStart(6)}  ${leaf.slice(0, 120)}`);

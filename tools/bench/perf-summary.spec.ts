@@ -47,6 +47,39 @@ describe('perf-summary', () => {
     expect(second).toMatch(/50\.0%\s+kernel, libc/);
   });
 
+  it("gives each main thread's samples by the source its leaf-most JavaScript frame was bundled from", () => {
+    const bundle = join(dir, 'main.js');
+    writeFileSync(bundle, 'a();\nb();\n');
+    // Line 1 from kafkajs, line 2 from the sdk library (one segment each: column 0 of source 0, then of source 1).
+    writeFileSync(
+      `${bundle}.map`,
+      JSON.stringify({
+        version: 3,
+        sources: ['../node_modules/kafkajs/src/network/connection.js', '../libs/sdk/src/contract/schemas.ts'],
+        names: [],
+        mappings: 'AAAA;ACAA',
+      }),
+    );
+    const file = join(dir, 'by-source.txt');
+    writeFileSync(
+      file,
+      [
+        sample('300/300', ['__libc_write', `JS:*send ${bundle}:1:1`, `JS:^run ${bundle}:2:1`]),
+        sample('300/300', [`JS:*plainBundleEvent ${bundle}:2:1`]),
+        sample('300/300', ['Builtins_JsonParse', `JS:^parseEvent ${bundle}:2:1`]),
+        sample('300/300', ['JS:^processTicksAndRejections node:internal/process/task_queues:67:35']),
+        sample('300/300', ['epoll_wait', 'uv_run']),
+        sample('300/301', ['v8::internal::Scavenger::Process', `JS:^send ${bundle}:1:1`]),
+      ].join('\n'),
+    );
+    const text = execFileSync(process.execPath, [script, file], { encoding: 'utf8' });
+    const bySource = text.slice(text.indexOf('by the source'), text.indexOf('leaves:'));
+    expect(bySource).toMatch(/40\.0%\s+libs\/sdk\/src\/contract/);
+    expect(bySource).toMatch(/20\.0%\s+kafkajs/);
+    expect(bySource).toMatch(/20\.0%\s+node:internal/);
+    expect(bySource).toMatch(/20\.0%\s+\(no JavaScript\)/);
+  });
+
   it('says how to call it when given no file', () => {
     expect(() => execFileSync(process.execPath, [script], { stdio: 'pipe' })).toThrow(/usage/);
   });

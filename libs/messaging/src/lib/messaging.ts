@@ -231,6 +231,24 @@ export function recordBytes(message: OutgoingMessage): number {
   return bytes;
 }
 
+/**
+ * At least `recordBytes`, told from lengths alone: a UTF-16 code unit takes at most three bytes in
+ * UTF-8. Measuring a string's UTF-8 length reads all of it (~6 KB a `node.bundle` event), and the
+ * encoder measures it again to write it.
+ */
+function recordBytesAtMost(message: OutgoingMessage): number {
+  let bytes = RECORD_OVERHEAD_BYTES + (message.value === null ? 0 : bytesAtMost(message.value));
+  if (message.key !== null) bytes += bytesAtMost(message.key);
+  if (message.headers !== undefined)
+    for (const [name, value] of Object.entries(message.headers))
+      bytes += bytesAtMost(name) + bytesAtMost(value) + 8;
+  return bytes;
+}
+
+function bytesAtMost(data: string | Buffer): number {
+  return typeof data === 'string' ? data.length * 3 : data.length;
+}
+
 /** Upper bound of a record's framing (length, attributes, timestamp and offset deltas, varints). */
 const RECORD_OVERHEAD_BYTES = 32;
 /** A record batch's header (offsets, epoch, CRC, producer id and sequence, count). */
@@ -245,6 +263,10 @@ export function batchesUnderLimit(
   limitBytes: number,
 ): { readonly batches: OutgoingMessage[][]; readonly oversized: number[] } {
   const budget = limitBytes - BATCH_OVERHEAD_BYTES;
+  // A send whose bound fits is one batch, none oversized: what measuring each message would find.
+  let bound = 0;
+  for (const message of messages) bound += recordBytesAtMost(message);
+  if (bound <= budget) return { batches: messages.length > 0 ? [[...messages]] : [], oversized: [] };
   const batches: OutgoingMessage[][] = [];
   const oversized: number[] = [];
   let current: OutgoingMessage[] = [];
