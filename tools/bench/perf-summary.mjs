@@ -41,7 +41,8 @@ function samplesOf(text) {
   let current;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    if (!/^\s/.test(line)) {
+    // A sample's first line is its `pid/tid`, right-aligned (a space before a short pid); frames start with a tab.
+    if (!line.startsWith('\t') && /^\s*\d+\/\d+(\s|$)/.test(line)) {
       const [pid = '?', tid = '?'] = (line.trim().split(/\s+/)[0] ?? '').split('/');
       current = { pid, tid, frames: [] };
       samples.push(current);

@@ -69,10 +69,12 @@ describe('perf-summary', () => {
         sample('300/300', ['Builtins_JsonParse', `JS:^parseEvent ${bundle}:2:1`]),
         sample('300/300', ['JS:^processTicksAndRejections node:internal/process/task_queues:67:35']),
         sample('300/300', ['epoll_wait', 'uv_run']),
-        sample('300/301', ['v8::internal::Scavenger::Process', `JS:^send ${bundle}:1:1`]),
+        // perf right-aligns a short pid.
+        sample(' 300/301', ['v8::internal::compiler::PipelineImpl::OptimizeGraph']),
       ].join('\n'),
     );
     const text = execFileSync(process.execPath, [script, file], { encoding: 'utf8' });
+    expect(text).toContain('process 300: 6 samples, main thread 83.3%');
     const bySource = text.slice(text.indexOf('by the source'), text.indexOf('leaves:'));
     expect(bySource).toMatch(/40\.0%\s+libs\/sdk\/src\/contract/);
     expect(bySource).toMatch(/20\.0%\s+kafkajs/);

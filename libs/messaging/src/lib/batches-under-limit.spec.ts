@@ -55,29 +55,23 @@ describe('batchesUnderLimit', () => {
   });
 });
 
-/** The split by each message's measured size: the first that does not fit starts a new batch. */
+/** The split by each message's measured size: each batch as long as the next message fits. */
 function measuredBatches(
   messages: readonly OutgoingMessage[],
   limit: number,
 ): { batches: OutgoingMessage[][]; oversized: number[] } {
   const budget = limit - 128;
-  const batches: OutgoingMessage[][] = [];
-  const oversized: number[] = [];
-  let current: OutgoingMessage[] = [];
-  let size = 0;
-  messages.forEach((message, index) => {
-    const bytes = recordBytes(message);
-    if (bytes > budget) oversized.push(index);
-    else {
-      if (size + bytes > budget && current.length > 0) {
-        batches.push(current);
-        current = [];
-        size = 0;
-      }
-      current.push(message);
-      size += bytes;
-    }
-  });
-  if (current.length > 0) batches.push(current);
-  return { batches, oversized };
+  const oversized = messages.flatMap((message, index) => (recordBytes(message) > budget ? [index] : []));
+  const runs = messages
+    .filter((_, index) => !oversized.includes(index))
+    .reduce<{ messages: OutgoingMessage[]; bytes: number }[]>((done, message) => {
+      const last = done[done.length - 1];
+      const bytes = recordBytes(message);
+      if (last !== undefined && last.bytes + bytes <= budget) {
+        last.messages.push(message);
+        last.bytes += bytes;
+      } else done.push({ messages: [message], bytes });
+      return done;
+    }, []);
+  return { batches: runs.map((run) => run.messages), oversized };
 }
