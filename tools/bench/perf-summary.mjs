@@ -77,9 +77,13 @@ const sourceMaps = new Map();
 function sourceMapOf(bundle) {
   let map = sourceMaps.get(bundle);
   if (map === undefined) {
-    map = existsSync(`${bundle}.map`)
-      ? new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')))
-      : null;
+    map = null;
+    try {
+      if (existsSync(`${bundle}.map`)) map = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')));
+    } catch (error) {
+      // A map that cannot be read leaves its bundle's samples named by the bundle, not the run.
+      console.error(`${bundle}.map: ${/** @type {Error} */ (error).message}`);
+    }
     sourceMaps.set(bundle, map);
   }
   return map;
@@ -139,8 +143,11 @@ for (const [pid, samples] of byProcess) {
   for (const sample of samples) leaves.set(leafOf(sample), (leaves.get(leafOf(sample)) ?? 0) + 1);
   /** @type {Map<string, number>} */
   const sources = new Map();
-  for (const sample of samples)
-    if (sample.tid === pid) sources.set(sourceOf(sample), (sources.get(sourceOf(sample)) ?? 0) + 1);
+  for (const sample of samples) {
+    if (sample.tid !== pid) continue;
+    const source = sourceOf(sample);
+    sources.set(source, (sources.get(source) ?? 0) + 1);
+  }
   const ofMain = (/** @type {number} */ count) => `${((100 * count) / Math.max(1, mainThread)).toFixed(1)}%`;
   console.log('  main thread, by the source of its leaf-most JavaScript frame (% of the main thread):');
   for (const [source, count] of [...sources].sort((a, b) => b[1] - a[1]).slice(0, top))

@@ -224,11 +224,7 @@ export class MessageTooLargeError extends PublishRejectedError {
 
 /** A message's size in a record batch: its key, value and headers, and the record's own framing. */
 export function recordBytes(message: OutgoingMessage): number {
-  let bytes = RECORD_OVERHEAD_BYTES + (message.value === null ? 0 : Buffer.byteLength(message.value));
-  if (message.key !== null) bytes += Buffer.byteLength(message.key);
-  for (const [name, value] of Object.entries(message.headers ?? {}))
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 8;
-  return bytes;
+  return recordSize(message, (data) => Buffer.byteLength(data));
 }
 
 /**
@@ -237,16 +233,15 @@ export function recordBytes(message: OutgoingMessage): number {
  * encoder measures it again to write it.
  */
 function recordBytesAtMost(message: OutgoingMessage): number {
-  let bytes = RECORD_OVERHEAD_BYTES + (message.value === null ? 0 : bytesAtMost(message.value));
-  if (message.key !== null) bytes += bytesAtMost(message.key);
-  if (message.headers !== undefined)
-    for (const [name, value] of Object.entries(message.headers))
-      bytes += bytesAtMost(name) + bytesAtMost(value) + 8;
-  return bytes;
+  return recordSize(message, (data) => (typeof data === 'string' ? data.length * 3 : data.length));
 }
 
-function bytesAtMost(data: string | Buffer): number {
-  return typeof data === 'string' ? data.length * 3 : data.length;
+function recordSize(message: OutgoingMessage, sizeOf: (data: string | Buffer) => number): number {
+  let bytes = RECORD_OVERHEAD_BYTES + (message.value === null ? 0 : sizeOf(message.value));
+  if (message.key !== null) bytes += sizeOf(message.key);
+  if (message.headers !== undefined)
+    for (const [name, value] of Object.entries(message.headers)) bytes += sizeOf(name) + sizeOf(value) + 8;
+  return bytes;
 }
 
 /** Upper bound of a record's framing (length, attributes, timestamp and offset deltas, varints). */
