@@ -132,6 +132,9 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
         'policygen_generator_nodes_failing',
         'policygen_generator_held_nodes',
         'policygen_generator_cache_requests_total',
+        'policygen_generator_engine_cache_entries',
+        'policygen_generator_engine_rendered_bytes',
+        'policygen_generator_known_blobs',
         'policygen_kafka_consumer_lag',
       ],
       '/distribution/metrics': ['policygen_pipeline_lag_seconds', 'policygen_kafka_consumer_lag'],
@@ -144,6 +147,18 @@ describe('policygen start: health, metrics, failures, status and lag, and the li
       // prom-client's own process metrics are not ours to rename; every policygen_ one is clean.
       expect(promtoolProblems(text).filter((problem) => problem.startsWith('policygen_'))).toEqual([]);
     }
+    // What the generator's memory holds, once it generated the demo: its caches are not empty.
+    const generator = parsePrometheusText((await get('/generator/metrics')).body as string);
+    const held = (name: string, labels: Record<string, string> = {}) =>
+      generator
+        .get(name)
+        ?.samples.find((sample) =>
+          Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+        )?.value ?? 0;
+    expect(held('policygen_generator_engine_cache_entries', { cache: 'plans' })).toBeGreaterThan(0);
+    expect(held('policygen_generator_engine_cache_entries', { cache: 'rendered' })).toBeGreaterThan(0);
+    expect(held('policygen_generator_engine_rendered_bytes')).toBeGreaterThan(0);
+    expect(held('policygen_generator_known_blobs')).toBeGreaterThan(0);
     // The Grafana dashboard of deploy/ plots only metrics the services really have.
     const served = new Set<string>();
     for (const path of Object.keys(expected))

@@ -98,10 +98,11 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     registry,
     logger,
   });
+  const publisher = new BundlePublisher(options.cache, producer, topics, metrics, cacheBlobGraceMs);
   const loop = new GenerationLoop({
     snapshots: options.snapshots,
     cache: options.cache,
-    publisher: new BundlePublisher(options.cache, producer, topics, metrics, cacheBlobGraceMs),
+    publisher,
     logger,
     onFailure: (retriable, consecutive) => metrics.cycleFailed(retriable, consecutive),
     onRecovery: () => metrics.cycleSucceeded(),
@@ -118,6 +119,8 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       this.set(loop.status().held);
     },
   });
+
+  registerEngineMemoryMetrics(registry, loop, publisher);
 
   const changeLogGroup = `${options.groupId}.change-log.${options.instanceId}`;
   const bus = new BusMonitor(messaging, () => [changeLogGroup, options.groupId], registry);
@@ -205,4 +208,48 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
       await producer.close();
     },
   };
+}
+
+/**
+ * What the instance's memory holds beyond the fleet, by cache: entries of the engine's caches, the
+ * bytes of rendered policies kept, and the blob digests it remembers as stored. Each is bounded
+ * (the engine's limits, the remembered digests' cap) or grows with the nodes the instance holds:
+ * these say which, when an instance's memory is not what its share predicts.
+ */
+function registerEngineMemoryMetrics(
+  registry: Registry,
+  loop: GenerationLoop,
+  publisher: BundlePublisher,
+): void {
+  new Gauge({
+    name: 'policygen_generator_engine_cache_entries',
+    help: "Entries of the engine's caches: rule plans, property levels, technique policies, rendered policies",
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      const caches = loop.engineCaches();
+      this.reset();
+      if (!caches) return;
+      this.set({ cache: 'plans' }, caches.plans);
+      this.set({ cache: 'levels' }, caches.levels);
+      this.set({ cache: 'technique_policies' }, caches.techniquePolicies);
+      this.set({ cache: 'rendered' }, caches.renderedEntries);
+    },
+  });
+  new Gauge({
+    name: 'policygen_generator_engine_rendered_bytes',
+    help: "Characters of rendered policy files the engine's cache keeps (bounded by its limit), with 100 a file",
+    registers: [registry],
+    collect() {
+      this.set(loop.engineCaches()?.renderedBytes ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'policygen_generator_known_blobs',
+    help: 'Blob digests remembered as stored in the cache: their contents are neither rendered nor sent again',
+    registers: [registry],
+    collect() {
+      this.set(publisher.knownBlobs);
+    },
+  });
 }

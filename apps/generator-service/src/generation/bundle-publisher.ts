@@ -86,6 +86,11 @@ export class BundlePublisher {
   /** Digests the cache holds for sure: the engine need not render their files again. */
   readonly stored: StoredDigests = (sha256) => this.storedBlobs.has(sha256);
 
+  /** Digests remembered as stored in the cache (each instance those of the bundles it published). */
+  get knownBlobs(): number {
+    return this.storedBlobs.size;
+  }
+
   /** After a flush, nothing may be assumed stored. */
   forgetStoredBlobs(): void {
     this.storedBlobs.clear();

@@ -167,6 +167,11 @@ export class GenerationLoop {
     await this.running;
   }
 
+  /** The engine's cache sizes, none before it is built: what its state holds beyond the fleet. */
+  engineCaches(): ReturnType<GenerationEngine['cacheStats']> | null {
+    return this.engine?.cacheStats() ?? null;
+  }
+
   status(): GenerationStatus {
     return {
       ready: this.engine !== undefined,
