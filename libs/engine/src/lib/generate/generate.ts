@@ -213,11 +213,19 @@ export function assembleBundle<File extends FileDigest>(
     nodeId: parts.nodeId,
     status: parts.status,
     errors: parts.errors,
-    files: [manifestFile, ...files].sort(byPath),
+    files: withFileInOrder<File | BundleFile>(files, manifestFile),
     manifest,
     manifestParts: manifestPartsText,
     hash,
   };
+}
+
+/** `files` (sorted by path) with `file` at its place: the list is not sorted a second time. */
+function withFileInOrder<File extends FileDigest>(files: readonly File[], file: File): File[] {
+  const listed = files.slice();
+  const after = listed.findIndex((other) => byPath(file, other) < 0);
+  listed.splice(after < 0 ? listed.length : after, 0, file);
+  return listed;
 }
 
 export function manifestPolicies(
@@ -246,8 +254,36 @@ export function manifestPolicies(
         priority: draft.directive.priority,
         by: draft.by,
       })),
-      after: [...new Set(edges.filter((edge) => edge.to === policy.id).map((edge) => edge.from))].sort(),
-      skippedWhenFails: [...followingPolicies(policy.id, edges)].sort(),
+      ...relationsOf(policy.id, edges),
     };
   });
+}
+
+type PolicyRelations = Pick<ManifestPolicy, 'after' | 'skippedWhenFails'>;
+
+const UNRELATED: PolicyRelations = { after: Object.freeze([]), skippedWhenFails: Object.freeze([]) };
+
+/** Each plan's relations by policy, for the policies its edges name; the edges are the plan's own. */
+const relationsByEdges = new WeakMap<readonly PolicyEdge[], Map<string, PolicyRelations>>();
+
+/**
+ * The policies a policy comes after and those skipped when it fails: the same for every node of a
+ * plan and every time its node is generated again, so worked out once per plan (most plans have
+ * no edge at all, and most policies of the others none of their own).
+ */
+function relationsOf(policyId: string, edges: readonly PolicyEdge[]): PolicyRelations {
+  if (edges.length === 0) return UNRELATED;
+  let relations = relationsByEdges.get(edges);
+  if (!relations) {
+    relations = new Map();
+    for (const edge of edges)
+      for (const id of [edge.from, edge.to])
+        if (!relations.has(id))
+          relations.set(id, {
+            after: [...new Set(edges.filter((other) => other.to === id).map((other) => other.from))].sort(),
+            skippedWhenFails: [...followingPolicies(id, edges)].sort(),
+          });
+    relationsByEdges.set(edges, relations);
+  }
+  return relations.get(policyId) ?? UNRELATED;
 }

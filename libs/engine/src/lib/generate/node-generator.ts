@@ -166,6 +166,12 @@ interface NodeDigests {
   readonly dynamic: Map<PolicyValues, DynamicDigest>;
 }
 
+/** A node's properties file: its digest, and its text when it was rendered just now. */
+interface OwnProperties {
+  readonly digest: FileDigest;
+  readonly content?: string;
+}
+
 interface DynamicDigest {
   readonly key: string;
   readonly files: readonly FileDigest[];
@@ -423,11 +429,13 @@ export class NodeGenerator {
     for (const index of plan.applyOrder) for (const file of filesOf[index] ?? []) policyFiles.push(file);
 
     let hash: string | null = null;
+    let ownProperties: OwnProperties | undefined;
     if (errors.length === 0) {
+      ownProperties = this.propertiesDigest(own, levels, properties);
       const digests = [
         LIBRARY_FILE,
         own.system,
-        this.propertiesDigest(own, levels, properties),
+        ownProperties.digest,
         plan.promises,
         plan.csv,
         ...policyFiles,
@@ -443,12 +451,14 @@ export class NodeGenerator {
     // caller does not hold.
     const unless = (digest: FileDigest, content: () => string): BundleEntry =>
       stored?.(digest.sha256) ? digest : { ...digest, content: content() };
+    const propertiesEntry = ({ digest, content }: OwnProperties): BundleEntry =>
+      unless(digest, () => content ?? propertiesFileOf(properties));
     const files: BundleEntry[] =
       status === 'ok'
         ? [
             LIBRARY_FILE,
             unless(own.system, () => renderSystemBundles(node)),
-            unless(this.propertiesDigest(own, levels, properties), () => propertiesFileOf(properties)),
+            propertiesEntry(ownProperties ?? this.propertiesDigest(own, levels, properties)),
             ...planFiles(plan, stored),
             ...policyFiles,
             bundleFile(GENERATED_AT_FILE, `${options.generatedAt ?? 0}\n`),
@@ -487,14 +497,19 @@ export class NodeGenerator {
     return digests;
   }
 
-  /** The digest of the node's properties file, computed again when its levels changed. */
-  private propertiesDigest(digests: NodeDigests, levels: Levels, properties: JsonObject): FileDigest {
+  /**
+   * The digest of the node's properties file, computed again when its levels changed; then with the
+   * text it was computed from, which a bundle materialised in the same call takes instead of
+   * rendering it a second time (a node-property change is most of a steady load).
+   */
+  private propertiesDigest(digests: NodeDigests, levels: Levels, properties: JsonObject): OwnProperties {
     if (digests.levelsSerial !== levels.serial || !digests.properties) {
       const file = bundleFile(PROPERTIES_FILE, propertiesFileOf(properties));
       digests.levelsSerial = levels.serial;
       digests.properties = digestOf(file);
+      return { digest: digests.properties, content: file.content };
     }
-    return digests.properties;
+    return { digest: digests.properties };
   }
 
   private serialOf(value: object): number {
